@@ -1,0 +1,1 @@
+"""Agents: one protocol, one adapter per agent kind, and the built-in offline agents."""

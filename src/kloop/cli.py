@@ -1,0 +1,84 @@
+"""The `kloop` command line: one root app composed of each capability's command group.
+
+Each capability owns its commands in `<capability>/commands.py` (a `typer.Typer` named `app`,
+or top-level command functions). Those modules must not import torch at import time, so that
+`kloop --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import typer
+
+from kloop.errors import KloopError
+
+app = typer.Typer(
+    name="kloop",
+    help="Make GPU kernels fast with coding agents in a gated plan -> execute -> verify loop.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    """Attach every capability's commands; a capability not yet present is skipped."""
+    import importlib
+
+    groups = {
+        "task": "kloop.task.commands",
+        "profile": "kloop.profile.commands",
+        "wiki": "kloop.wiki.commands",
+    }
+    for name, module_name in groups.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue
+            raise
+        app.add_typer(module.app, name=name)
+    # Top-level commands (verify, doctor, run, approve, status) register themselves on `app`.
+    for module_name in ("kloop.verify.commands", "kloop.device.commands", "kloop.loop.commands"):
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue
+            raise
+        module.register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: map kloop's errors to exit codes and one clear line, never a traceback."""
+    _register()
+    try:
+        app(args=argv, standalone_mode=False)
+    except KloopError as exc:
+        print(f"kloop: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) else 2
+    except KeyboardInterrupt:
+        print("kloop: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the last line of defence: one line, exit 3
+        if os.environ.get("KLOOP_DEBUG"):
+            traceback.print_exc()
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            return exc.exit_code
+        if isinstance(exc, click.exceptions.Abort):
+            return 130
+        print(f"kloop: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

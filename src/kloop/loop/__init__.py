@@ -1,0 +1,1 @@
+"""The orchestrator: stages, rounds, gate, lineage, workspace, prompts, resume."""

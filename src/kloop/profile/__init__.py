@@ -1,0 +1,1 @@
+"""Profiler skill: collectors, readers into one KernelProfile, the playbook, digest and diff."""

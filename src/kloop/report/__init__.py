@@ -1,0 +1,1 @@
+"""Human-readable reports: HTML and terminal views."""

@@ -1,0 +1,1 @@
+"""Shape regimes, dispatcher generation and autotuning."""

@@ -1,0 +1,1 @@
+"""Tasks: the FlashInfer-Trace schema (Definition, Workload, Solution, Trace), loaders, inputs."""

@@ -1,0 +1,1 @@
+"""The trust boundary: supervisor, sandbox process, comparators, timing, audits, result JSON."""

@@ -1,0 +1,1 @@
+"""KernelWiki: a provenance-tracked SQLite/FTS5 knowledge base of kernel engineering."""
