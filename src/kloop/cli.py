@@ -53,28 +53,24 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: map kloop's errors to exit codes and one clear line, never a traceback."""
+    """Entry point: map kloop's errors to exit codes and one clear line, never a traceback.
+
+    Typer handles usage errors itself (exit 2); everything kloop raises is caught here.
+    """
     _register()
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="kloop")
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except KloopError as exc:
         print(f"kloop: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except SystemExit as exc:
-        return int(exc.code or 0) if isinstance(exc.code, int) else 2
     except KeyboardInterrupt:
         print("kloop: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # the last line of defence: one line, exit 3
         if os.environ.get("KLOOP_DEBUG"):
             traceback.print_exc()
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
-            return 130
         print(f"kloop: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 3
     return 0
