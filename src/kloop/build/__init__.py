@@ -1,1 +1,36 @@
-"""Turning a Solution into a callable (python, triton, cpp, cuda, hip) behind one interface."""
+"""Turning a Solution into a callable (python, triton, cpp, cuda, hip) behind one interface.
+
+`build_solution` picks a builder by language from a registry, keys a content-hash cache
+(sources, spec, toolchain versions, device arch, flags) and returns a `BuiltSolution`.
+`check_compiles` is the compile-only path for CUDA/HIP where no GPU is present.
+`instantiate` turns a solution with `${NAME}` tunables into one configuration.
+"""
+
+from __future__ import annotations
+
+from kloop.build.cache import BuildCache, cache_key, default_cache_dir
+from kloop.build.compile_check import CompileCheck, check_compiles
+from kloop.build.dispatch import build_solution
+from kloop.build.registry import Builder, builder_for, languages, register_builder
+from kloop.build.result import BuildError, BuiltSolution, UnknownLanguage, UnsupportedBinding
+from kloop.build.tunables import default_config, instantiate, placeholders
+
+__all__ = [
+    "BuildCache",
+    "BuildError",
+    "Builder",
+    "BuiltSolution",
+    "CompileCheck",
+    "UnknownLanguage",
+    "UnsupportedBinding",
+    "build_solution",
+    "builder_for",
+    "cache_key",
+    "check_compiles",
+    "default_cache_dir",
+    "default_config",
+    "instantiate",
+    "languages",
+    "placeholders",
+    "register_builder",
+]

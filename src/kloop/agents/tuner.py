@@ -1,0 +1,131 @@
+"""`tuner`: searches the tunables a solution declares, no model involved.
+
+A solution directory declares `"kloop": {"tunables": {"NAME": [values...]}}` in solution.json
+and uses `${NAME}` in its sources. Each configuration is its own candidate: the tuner writes
+the instantiated sources into `solution/` (tunables replaced by `"config"`), the loop verifies
+it like any round. Small spaces are searched exhaustively; large ones by a surrogate model
+(additive per-value effects on log speedup, optimistic for untried values) under a budget.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+from kloop.agents.base import AgentRequest, AgentResult, AgentStatus, Claim
+from kloop.errors import BadInput
+
+EXHAUSTIVE_LIMIT = 16
+Config = dict[str, Any]
+
+
+def read_tunables(solution_dir: Path) -> dict[str, list[Any]]:
+    """The declared space, `{}` when the solution declares none."""
+    path = solution_dir / "solution.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    space = (data.get("kloop") or {}).get("tunables") or {}
+    if not isinstance(space, dict) or not all(isinstance(v, list) and v for v in space.values()):
+        raise BadInput(path, "kloop.tunables must map each name to a non-empty list of values")
+    return space
+
+
+def _substitute(text: str, config: Config) -> str:
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return str(config[name]) if name in config else match.group(0)
+
+    return re.sub(r"\$\{(\w+)\}", value, text)
+
+
+def instantiate(solution_dir: Path, config: Config) -> None:
+    """Rewrite a tunable solution directory in place as the solution for one configuration."""
+    meta_path = solution_dir / "solution.json"
+    data = json.loads(meta_path.read_text(encoding="utf-8"))
+    for source in data.get("sources", []):
+        if isinstance(source.get("content"), str):
+            source["content"] = _substitute(source["content"], config)
+            continue
+        file = solution_dir / source["path"]
+        if file.is_file():
+            file.write_text(_substitute(file.read_text(encoding="utf-8"), config), encoding="utf-8")
+    kloop = dict(data.get("kloop") or {})
+    kloop.pop("tunables", None)
+    kloop["config"] = config
+    data["kloop"] = kloop
+    meta_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def default_config(space: dict[str, list[Any]]) -> Config:
+    return {name: values[0] for name, values in space.items()}
+
+
+def all_configs(space: dict[str, list[Any]]) -> list[Config]:
+    names = list(space)
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(space[n] for n in names))]
+
+
+def _surrogate_pick(space: dict[str, list[Any]], history: list[dict[str, Any]], untried: list[Config]) -> Config:
+    """Score untried configurations by the mean log speedup of their values; untried values are optimistic."""
+    effects: dict[tuple[str, str], list[float]] = {}
+    for item in history:
+        score = math.log(item["speedup"]) if item.get("passed") and item.get("speedup") else -1.0
+        for name, val in item["config"].items():
+            effects.setdefault((name, json.dumps(val)), []).append(score)
+    best = max((s for v in effects.values() for s in v), default=0.0)
+
+    def score(config: Config) -> float:
+        total = 0.0
+        for name, val in config.items():
+            seen = effects.get((name, json.dumps(val)))
+            total += sum(seen) / len(seen) if seen else best + 0.1
+        return total
+
+    return max(untried, key=score)
+
+
+def next_config(space: dict[str, list[Any]], history: list[dict[str, Any]], budget: int) -> Config | None:
+    """The next configuration to measure, or None when the search is over."""
+    tried = [item["config"] for item in history]
+    configs = all_configs(space)
+    untried = [c for c in configs if c not in tried]
+    if not untried or len(tried) >= budget:
+        return None
+    if len(configs) <= EXHAUSTIVE_LIMIT:
+        return untried[0]
+    seeds = max(3, len(space) + 1)
+    if len(tried) < seeds:  # a few spread-out probes before trusting the model
+        rng = random.Random(json.dumps(space, sort_keys=True) + str(len(tried)))
+        return rng.choice(untried)
+    return _surrogate_pick(space, history, untried)
+
+
+class TunerAgent:
+    """The tune stage's writer: one configuration per call, picked from the measured history."""
+
+    def __init__(self, budget: int = EXHAUSTIVE_LIMIT) -> None:
+        self.budget = budget
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        solution = request.workspace / "solution"
+        space = read_tunables(solution)
+        if not space:
+            return AgentResult(status=AgentStatus.exhausted, final_message="no change: no tunables declared")
+        config = next_config(space, request.history, self.budget)
+        if config is None:
+            return AgentResult(status=AgentStatus.exhausted, final_message="no change: search finished")
+        instantiate(solution, config)
+        label = ", ".join(f"{k}={v}" for k, v in config.items())
+        text = f"tuner: configuration {label}"
+        return AgentResult(
+            status=AgentStatus.completed,
+            final_message=text,
+            claim=Claim(text=text, hypothesis=f"tunables {label}", goal=None),
+        )

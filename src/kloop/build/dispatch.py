@@ -1,0 +1,62 @@
+"""`build_solution`: pick the builder by language, key the cache, compile once, load.
+
+Runs inside the verifier's sandbox process only: loading a build imports untrusted code.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from kloop.build.cache import BuildCache, cache_key
+from kloop.build.extension import TorchExtensionBuilder
+from kloop.build.python_import import PythonBuilder, TritonBuilder
+from kloop.build.registry import builder_for, register_builder
+from kloop.build.result import BuiltSolution
+from kloop.build.tunables import resolve_placeholders
+from kloop.device.schema import DeviceInfo, DeviceKind
+
+for _builder in (PythonBuilder(), TritonBuilder(), TorchExtensionBuilder()):
+    register_builder(_builder)
+
+# arch assumed for a bare device kind when no DeviceInfo is given (keys still differ by kind)
+_DEFAULT_ARCH = {DeviceKind.CPU: "cpu", DeviceKind.CUDA: "cuda", DeviceKind.ROCM: "rocm"}
+
+
+def _device_of(device: DeviceInfo | DeviceKind | str) -> tuple[DeviceKind, str]:
+    """(kind, arch) from a DeviceInfo, a kind, or `cpu`/`cuda`/`rocm`/`sm_90`/`gfx942`."""
+    if isinstance(device, DeviceInfo):
+        return device.kind, device.arch
+    text = str(getattr(device, "value", device))
+    if text.startswith("sm_"):
+        return DeviceKind.CUDA, text
+    if text.startswith("gfx"):
+        return DeviceKind.ROCM, text
+    kind = DeviceKind(text)
+    return kind, _DEFAULT_ARCH[kind]
+
+
+def build_solution(solution: Any, *, device: DeviceInfo | DeviceKind | str, cache_dir: Path | None = None,
+                   solution_dir: Path | None = None) -> BuiltSolution:
+    """Build (or load from the cache) a Solution into a callable for `device`.
+
+    Unresolved `${NAME}` placeholders are filled with the default tunable configuration.
+    `solution_dir` is informational: sources are taken from the Solution only, so the build is
+    hermetic. Raises BuildError (the verifier's COMPILE_ERROR) when the candidate does not build.
+    """
+    began = time.perf_counter()
+    solution = resolve_placeholders(solution)
+    language = str(getattr(solution.spec.language, "value", solution.spec.language))
+    builder = builder_for(language)
+    kind, arch = _device_of(device)
+    key = cache_key(solution, kind=kind.value, arch=arch, toolchain=builder.fingerprint(solution, kind, arch))
+    module_name = f"kloop_{language}_{key[:20]}"
+    cache = BuildCache(cache_dir)
+    entry_dir, manifest, hit = cache.ensure(
+        key, lambda staging: builder.compile(solution, staging, kind, arch, module_name))
+    fn = builder.load(solution, entry_dir, manifest, kind)
+    notes = [] if builder.timing_meaningful(kind) else [f"{language} on {kind.value}: timing not meaningful"]
+    return BuiltSolution(fn=fn, language=language, destination_passing=bool(solution.spec.destination_passing_style),
+                         timing_meaningful=builder.timing_meaningful(kind), cache_key=key, cache_hit=hit,
+                         artifact_dir=entry_dir, build_seconds=time.perf_counter() - began, notes=notes)

@@ -1,0 +1,187 @@
+"""cpp, cuda and hip through PyTorch's C++ extension mechanism (binding `torch`).
+
+Convention: sources include <torch/extension.h> and export the entry symbol with
+`PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("run", &run); }`; `entry_point` is
+`kernel.cpp::run`. The ninja build directory lives inside the cache entry; a warm entry is loaded
+by importing its shared object directly, with no compiler and no ninja involved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import importlib.util
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from kloop.build.result import BuildError, UnsupportedBinding
+from kloop.build.sources import entry_parts, shorten, write_sources
+from kloop.device.schema import DeviceKind
+from kloop.device.tools import python_package_version, version_text, which
+
+SOURCE_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "cpp": (".cpp", ".cc", ".cxx", ".c"),
+    "cuda": (".cu", ".cpp", ".cc", ".cxx", ".c"),
+    "hip": (".hip", ".cu", ".cpp", ".cc", ".cxx", ".c"),
+}
+
+# language -> (host flags, device flags, link flags); data so the cache key can include it
+FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "cpp": (("-O3", "-fopenmp"), (), ("-fopenmp",)),
+    "cuda": (("-O3",), ("-O3", "-lineinfo"), ()),
+    "hip": (("-O3",), ("-O3",), ()),
+}
+
+# declared dependency -> link flags; names not listed add nothing (header-only or unknown)
+DEPENDENCY_LDFLAGS: dict[str, tuple[str, ...]] = {
+    "cublas": ("-lcublas", "-lcublasLt"),
+    "cublaslt": ("-lcublasLt",),
+    "cudnn": ("-lcudnn",),
+    "curand": ("-lcurand",),
+    "hipblas": ("-lhipblas",),
+    "hipblaslt": ("-lhipblaslt",),
+    "rocblas": ("-lrocblas",),
+}
+
+COMPILER_OF = {"cpp": "gcc", "cuda": "nvcc", "hip": "hipcc"}
+
+_ERROR_LINE = re.compile(r"(error|Error|undefined reference|undefined symbol|fatal)")
+
+
+def binding_of(solution: Any) -> str:
+    """The binding to build with: declared, else tvm-ffi when sources include its headers, else torch."""
+    declared = getattr(solution.spec.binding, "value", solution.spec.binding)
+    if declared:
+        return str(declared)
+    uses_tvm_ffi = any("#include <tvm/ffi/" in src.content or '#include "tvm/ffi/' in src.content
+                       for src in solution.sources)
+    return "tvm-ffi" if uses_tvm_ffi else "torch"
+
+
+def compile_error_summary(output: str, staging: Path, *, max_lines: int = 12) -> str:
+    """The compiler's first error lines (with a little context), paths made relative to the solution."""
+    text = output.replace(str(staging / "src") + "/", "").replace(str(staging) + "/", "")
+    lines = text.splitlines()
+    picked: list[str] = []
+    for index, line in enumerate(lines):
+        if _ERROR_LINE.search(line) and not line.lstrip().startswith(("FAILED:", "ninja:", "[")):
+            picked.extend(lines[index:index + 3])
+        if len(picked) >= max_lines:
+            break
+    return shorten("\n".join(picked or lines[-max_lines:]), max_lines=max_lines)
+
+
+def cuda_arch_list(arch: str) -> str:
+    """`sm_90` -> `9.0`, `sm_90a` -> `9.0a`, `sm_100` -> `10.0` (TORCH_CUDA_ARCH_LIST spelling)."""
+    match = re.fullmatch(r"sm_(\d+)(\d)([a-z]?)", arch)
+    if not match:
+        raise BuildError(f"cannot turn device arch {arch!r} into a CUDA architecture")
+    return f"{match.group(1)}.{match.group(2)}{match.group(3)}"
+
+
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    """Set environment variables for the duration of a build."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
+
+
+def import_extension(module_name: str, so_path: Path) -> Any:
+    """Import a built extension's shared object (torch first: it links against libtorch)."""
+    import torch  # noqa: F401  (loads libtorch's symbols before the extension needs them)
+
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    loader = importlib.machinery.ExtensionFileLoader(module_name, str(so_path))
+    spec = importlib.util.spec_from_file_location(module_name, so_path, loader=loader)
+    if spec is None:
+        raise BuildError(f"cannot load built extension {so_path.name}")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        loader.exec_module(module)
+    except ImportError as exc:
+        raise BuildError(shorten(f"loading the built extension failed: {exc}")) from None
+    sys.modules[module_name] = module
+    return module
+
+
+class TorchExtensionBuilder:
+    """C++ on the CPU (gcc), CUDA (nvcc) and HIP (hipcc) through torch.utils.cpp_extension."""
+
+    languages: tuple[str, ...] = ("cpp", "cuda", "hip")
+
+    def fingerprint(self, solution: Any, kind: DeviceKind, arch: str) -> dict[str, str]:
+        language = str(getattr(solution.spec.language, "value", solution.spec.language))
+        compiler = COMPILER_OF[language]
+        host, device, link = FLAGS[language]
+        return {"python": sys.version.split()[0], "torch": python_package_version("torch") or "-",
+                "binding": binding_of(solution), "gcc": version_text("gcc") or "-",
+                compiler: version_text(compiler) or "-", "flags": " ".join((*host, "|", *device, "|", *link))}
+
+    def _check_toolchain(self, language: str, binding: str) -> None:
+        """Refuse what this machine cannot build, with the reason in one line."""
+        import torch
+
+        if binding != "torch":
+            raise UnsupportedBinding(f"binding {binding!r} is not supported by kloop's builder; use binding "
+                                     "'torch' (include <torch/extension.h>, PYBIND11_MODULE(TORCH_EXTENSION_NAME, m))")
+        if language == "hip":
+            if which("hipcc") is None:
+                raise BuildError("hipcc not found: hip solutions build on a ROCm machine with hipcc on PATH "
+                                 "(or under $ROCM_PATH/bin)")
+            if not getattr(torch.version, "hip", None):
+                raise BuildError("this torch is not a ROCm build; hip solutions need torch for ROCm")
+        if language == "cuda" and not torch.version.cuda:
+            raise BuildError("this torch has no CUDA support; cuda solutions run on a CUDA machine "
+                             "(use kloop.build.check_compiles for a compile-only check)")
+
+    def compile(self, solution: Any, entry_dir: Path, kind: DeviceKind, arch: str, module_name: str) -> dict[str, Any]:
+        from torch.utils.cpp_extension import load
+
+        language = str(getattr(solution.spec.language, "value", solution.spec.language))
+        self._check_toolchain(language, binding_of(solution))
+        entry_file, _ = entry_parts(solution)
+        suffixes = SOURCE_SUFFIXES[language]
+        if not entry_file.endswith(suffixes):
+            raise BuildError(f"entry file {entry_file!r} of a {language} solution must end in {', '.join(suffixes)}")
+        written = write_sources(solution, entry_dir / "src")
+        compiled = [str(path) for path in written if path.suffix in suffixes]
+        host, device, link = FLAGS[language]
+        ldflags = [flag for dep in solution.spec.dependencies for flag in DEPENDENCY_LDFLAGS.get(dep.lower(), ())]
+        build_dir = entry_dir / "build"
+        build_dir.mkdir()
+        env = {"TORCH_CUDA_ARCH_LIST": cuda_arch_list(arch)} if language == "cuda" and arch.startswith("sm_") else {}
+        if language == "hip" and arch.startswith("gfx"):
+            env["PYTORCH_ROCM_ARCH"] = arch
+        try:
+            with _environ(**env):
+                load(name=module_name, sources=compiled, extra_cflags=list(host), extra_cuda_cflags=list(device),
+                     extra_ldflags=[*link, *ldflags], extra_include_paths=[str(entry_dir / "src")],
+                     build_directory=str(build_dir), with_cuda=language != "cpp", verbose=False)
+        except (RuntimeError, OSError, ImportError) as exc:
+            raise BuildError(f"{language} build failed:\n" + compile_error_summary(str(exc), entry_dir)) from None
+        return {"language": language, "module": module_name, "shared_object": f"build/{module_name}.so"}
+
+    def load(self, solution: Any, entry_dir: Path, manifest: dict[str, Any], kind: DeviceKind) -> Callable[..., Any]:
+        _, symbol = entry_parts(solution)
+        module = import_extension(manifest["module"], entry_dir / manifest["shared_object"])
+        fn = getattr(module, symbol, None)
+        if fn is None:
+            raise BuildError(f"the extension exports no {symbol!r}; bind it with "
+                             f'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{ m.def("{symbol}", &{symbol}); }}')
+        return fn
+
+    def timing_meaningful(self, kind: DeviceKind) -> bool:
+        return True

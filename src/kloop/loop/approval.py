@@ -1,0 +1,66 @@
+"""The human side of a run: `kloop approve` (the plan gate) and `kloop status`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from kloop.errors import BadInput
+from kloop.loop.lineage import Lineage
+from kloop.loop.state import RunPaths, load_round
+
+
+def _open(run_dir: Path) -> tuple[RunPaths, Lineage]:
+    paths = RunPaths(run_dir)
+    if not paths.config.is_file() or not paths.lineage.is_file():
+        raise BadInput(run_dir, "not a kloop run directory")
+    return paths, Lineage(paths.lineage)
+
+
+def approve(run_dir: Path) -> str:
+    """Record approval of notes/plan.md as it is now (a person may have edited it)."""
+    paths, lineage = _open(run_dir)
+    try:
+        if lineage.get(0) is not None:
+            raise BadInput(run_dir, "the plan is already frozen; nothing to approve")
+        plan = paths.workspace / "notes" / "plan.md"
+        if not lineage.meta("plan_written") or not plan.is_file():
+            raise BadInput(run_dir, "research has not written notes/plan.md yet")
+        digest = hashlib.sha256(plan.read_bytes()).hexdigest()
+        lineage.set_meta("plan_approved", digest)
+        return f"approved {plan} (sha256 {digest[:12]}); continue with: kloop run --resume {run_dir}"
+    finally:
+        lineage.close()
+
+
+def status_report(run_dir: Path, as_json: bool) -> str:
+    paths, lineage = _open(run_dir)
+    try:
+        in_flight = load_round(paths)
+        best = lineage.best()
+        rounds = lineage.rounds()
+        data = {
+            "status": lineage.meta("status", "running"),
+            "stage": lineage.meta("stage"),
+            "in_flight": in_flight.model_dump() if in_flight else None,
+            "best": {"candidate": best.candidate, "round": best.round, "speedup_geomean": best.speedup_geomean}
+            if best else None,
+            "elapsed_s": round(float(lineage.meta("elapsed_s", 0.0)), 1),
+            "rounds": [{"round": r.round, "stage": r.stage, "candidate": r.candidate, "accepted": r.accepted,
+                        "speedup_geomean": r.speedup_geomean, "reasons": r.reasons} for r in rounds],
+        }
+    finally:
+        lineage.close()
+    if as_json:
+        return json.dumps(data, indent=2)
+    lines = [f"run {run_dir}: {data['status']} (stage {data['stage'] or '-'}, {data['elapsed_s']}s)"]
+    if in_flight:
+        lines.append(f"in flight: round {in_flight.round} ({in_flight.stage}), step {in_flight.step}")
+    if best:
+        lines.append(f"best: {best.candidate} (round {best.round}) at {best.speedup_geomean or 1.0:.2f}x")
+    for r in data["rounds"]:
+        speed = f"{r['speedup_geomean']:.2f}x" if r["speedup_geomean"] else "-"
+        verdict = "accepted" if r["accepted"] else "rejected: " + "; ".join(r["reasons"])[:90]
+        lines.append(f"  {r['round']:>3} {r['stage']:<8} {r['candidate']} {speed:>7}  {verdict}")
+    return "\n".join(lines)

@@ -1,0 +1,139 @@
+"""`kloop run`, `kloop run --resume`, `kloop approve`, `kloop status`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kloop.errors import BadInput
+
+VERIFY_ENV = "KLOOP_VERIFY_OPTIONS"
+
+
+def _services(config: object) -> object:
+    from kloop.agents import get_agent
+    from kloop.agents.tuner import TunerAgent
+    from kloop.loop.campaign import Services
+    from kloop.loop.progress import default_progress
+    from kloop.loop.services import KernelWiki
+    from kloop.loop.verifier import KloopVerifier
+
+    return Services(
+        writer=get_agent(config.writer, where="--writer"),  # type: ignore[attr-defined]
+        reviewer=get_agent(config.reviewer, where="--reviewer"),  # type: ignore[attr-defined]
+        tuner=TunerAgent(budget=config.tune_budget),  # type: ignore[attr-defined]
+        verifier=KloopVerifier(config.device, config.verify),  # type: ignore[attr-defined]
+        wiki=KernelWiki(),
+        progress=default_progress(),
+    )
+
+
+def _verify_overrides() -> dict[str, object]:
+    text = os.environ.get(VERIFY_ENV)
+    if not text:
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(VERIFY_ENV, f"not JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise BadInput(VERIFY_ENV, "must be a JSON object of VerifyOptions fields")
+    return data
+
+
+def _new_config(task: str | None, writer: str | None, reviewer: str | None, stages: str, rounds: int | None,
+                budget: str | None, target_speedup: float | None, device: str, gate: str | None) -> object:
+    from kloop.loop.config import RunConfig, parse_budget, parse_stages
+
+    for flag, value in (("TASK", task), ("--writer", writer), ("--reviewer", reviewer)):
+        if not value:
+            raise BadInput("kloop run", f"{flag} is required (or continue a run with --resume RUN_DIR)")
+    if gate not in (None, "plan"):
+        raise BadInput("--gate", f"unknown gate {gate!r} (known: plan)")
+    if device not in ("auto", "cpu", "cuda"):
+        raise BadInput("--device", f"unknown device {device!r} (auto, cpu or cuda)")
+    seconds, cost = parse_budget(budget) if budget else (None, None)
+    from kloop.agents import get_agent
+
+    get_agent(writer or "", where="--writer")  # validate specs before anything is created
+    get_agent(reviewer or "", where="--reviewer")
+    return RunConfig(task=str(task), writer=str(writer), reviewer=str(reviewer), stages=parse_stages(stages),
+                     rounds=rounds, budget_s=seconds, cost_limit_usd=cost, target_speedup=target_speedup,
+                     device=device, gate_plan=gate == "plan", verify=_verify_overrides())
+
+
+def _print_end(run_dir: Path, summary: object) -> None:
+    s = summary  # Summary
+    best = s.best  # type: ignore[attr-defined]
+    speed = f"{best.speedup_geomean:.2f}x" if best.speedup_geomean else "-"
+    typer.echo(f"kloop: {s.status.value} ({s.outcome.value}): {s.reason}")  # type: ignore[attr-defined]
+    typer.echo(f"best: {best.candidate} (round {best.round}) at {speed} over the baseline")
+    typer.echo(f"summary: {run_dir / 'summary.json'}")
+    typer.echo(f"report:  {run_dir / 'report.html'}")
+
+
+def run_command(
+    task: Annotated[str | None, typer.Argument(help="Task directory (definition.json, workloads.jsonl, baseline/).")] = None,
+    writer: Annotated[str | None, typer.Option("--writer", help="Writer agent: replay:FILE, tuner, claude, ...")] = None,
+    reviewer: Annotated[str | None, typer.Option("--reviewer", help="Reviewer agent: rules, claude, ...")] = None,
+    stages: Annotated[str, typer.Option("--stages", help="Comma-separated stages.")] = "research,iterate,tune",
+    rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Most writer rounds.")] = 20,
+    budget: Annotated[str | None, typer.Option("--budget", help="Wall time (30m, 1h30m, 90s) and/or cost ($5).")] = None,
+    target_speedup: Annotated[float | None, typer.Option("--target-speedup", help="Stop at this speedup.")] = None,
+    device: Annotated[str, typer.Option("--device", help="auto, cpu or cuda.")] = "auto",
+    gate: Annotated[str | None, typer.Option("--gate", help="`plan`: pause after research for `kloop approve`.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Run directory to create.")] = None,
+    resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
+) -> None:
+    """Run the gated plan -> execute -> verify loop on a task (or continue one with --resume)."""
+    from kloop.loop.campaign import Campaign
+    from kloop.loop.config import load_config
+    from kloop.loop.state import RunPaths
+
+    if resume is not None:
+        if task or out:
+            raise BadInput("kloop run", "--resume takes the run directory only (no TASK, no --out)")
+        config = load_config(RunPaths(resume).config)
+        campaign = Campaign.open(resume, _services(config))  # type: ignore[arg-type]
+        run_dir = resume
+    else:
+        if out is None:
+            raise BadInput("kloop run", "--out RUN_DIR is required")
+        config = _new_config(task, writer, reviewer, stages, rounds, budget, target_speedup, device, gate)
+        if not Path(str(task)).is_dir():
+            raise BadInput(str(task), "task directory not found")
+        from kloop.task.load import load_task
+
+        load_task(Path(str(task)))  # a malformed task is one clear line now, not a blocked run later
+        campaign = Campaign.create(Path(str(task)), out, config, _services(config))  # type: ignore[arg-type]
+        run_dir = out
+    _print_end(run_dir, campaign.run())
+
+
+def approve_command(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory paused by --gate plan.")],
+) -> None:
+    """Approve notes/plan.md of a run paused after research; then continue it with --resume."""
+    from kloop.loop.approval import approve
+
+    typer.echo(approve(run_dir))
+
+
+def status_command(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory, in progress or finished.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Show where a run stands: stage, round in flight, best speedup, every round's verdict."""
+    from kloop.loop.approval import status_report
+
+    typer.echo(status_report(run_dir, as_json))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)
+    app.command("approve")(approve_command)
+    app.command("status")(status_command)

@@ -1,0 +1,105 @@
+"""What a run was asked to do: validated once from the command line, saved in the run directory."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+from kloop.errors import BadInput
+
+
+class Stage(StrEnum):
+    research = "research"
+    iterate = "iterate"
+    tune = "tune"
+
+
+STAGE_ORDER = [Stage.research, Stage.iterate, Stage.tune]
+
+
+class RunConfig(BaseModel):
+    """A run's settings; stored as `.kloop/config.json` so `--resume` needs nothing else."""
+
+    task: str = Field(description="Task directory as given (the run works from its sealed copy).")
+    writer: str = Field(description="Writer agent spec (replay:FILE, tuner, claude, ...).")
+    reviewer: str = Field(description="Reviewer agent spec (rules, claude, ...).")
+    stages: list[Stage] = Field(default_factory=lambda: [Stage.iterate, Stage.tune], description="Stages in order.")
+    rounds: int | None = Field(default=20, ge=1, description="Most rounds (writer calls) over the whole run.")
+    budget_s: float | None = Field(default=None, gt=0, description="Wall-time budget, seconds.")
+    cost_limit_usd: float | None = Field(default=None, ge=0, description="Cost budget over all agent calls.")
+    target_speedup: float | None = Field(default=None, gt=0, description="Stop once the best reaches this.")
+    device: str = Field(default="auto", description="auto, cpu or cuda.")
+    gate_plan: bool = Field(default=False, description="Pause after research until `kloop approve`.")
+    replan_after: int = Field(default=3, ge=1, description="Rounds without acceptance before a replan prompt.")
+    stall_after: int = Field(default=2, ge=0, description="More rounds without acceptance before stopping: stalled.")
+    full_review_every: int = Field(default=5, ge=1, description="Every Nth round the reviewer reviews in full.")
+    agent_time_limit_s: float = Field(default=1800.0, gt=0, description="Wall-clock limit of one agent call.")
+    tune_budget: int = Field(default=16, ge=1, description="Most configurations measured per tunable candidate.")
+    sol_fraction: float = Field(default=0.9, gt=0, le=1, description="Stop when the best reaches this share of speed of light.")
+    verify: dict[str, Any] = Field(default_factory=dict, description="Overrides of VerifyOptions (iterations, ...).")
+
+    @field_validator("stages")
+    @classmethod
+    def _ordered(cls, stages: list[Stage]) -> list[Stage]:
+        if not stages:
+            raise ValueError("at least one stage is needed")
+        if len(set(stages)) != len(stages):
+            raise ValueError("a stage is listed twice")
+        return sorted(stages, key=STAGE_ORDER.index)
+
+
+def parse_stages(text: str) -> list[Stage]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    known = {s.value for s in Stage}
+    for name in names:
+        if name not in known:
+            raise BadInput("--stages", f"unknown stage {name!r} (known: research, iterate, tune)")
+    if not names:
+        raise BadInput("--stages", "no stage given")
+    return [Stage(n) for n in names]
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(h|m|s)")
+
+
+def parse_budget(text: str) -> tuple[float | None, float | None]:
+    """`30m`, `1h30m`, `90s`, `120` (seconds), `$5` (cost), or both: `30m,$5` -> (seconds, usd)."""
+    seconds: float | None = None
+    cost: float | None = None
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        if part.startswith("$"):
+            try:
+                cost = float(part[1:])
+            except ValueError:
+                raise BadInput("--budget", f"cost {part!r} is not a number of dollars") from None
+            continue
+        if re.fullmatch(r"\d+(\.\d+)?", part):
+            seconds = float(part)
+            continue
+        if not re.fullmatch(r"(\d+(?:\.\d+)?\s*[hms]\s*)+", part):
+            raise BadInput("--budget", f"{part!r} is not a duration like 30m, 1h30m, 90s or a cost like $5")
+        unit = {"h": 3600.0, "m": 60.0, "s": 1.0}
+        seconds = sum(float(n) * unit[u] for n, u in _DURATION.findall(part))
+    if seconds is not None and seconds <= 0:
+        raise BadInput("--budget", "the duration must be positive")
+    return seconds, cost
+
+
+def save_config(config: RunConfig, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(config.model_dump_json(indent=2), encoding="utf-8")
+    tmp.replace(path)
+
+
+def load_config(path: Path) -> RunConfig:
+    if not path.is_file():
+        raise BadInput(path.parent.parent, "not a kloop run directory (no .kloop/config.json)")
+    try:
+        return RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise BadInput(path, f"unreadable run configuration: {str(exc).splitlines()[0]}") from None

@@ -1,0 +1,279 @@
+"""One round: writer -> path check -> commit -> integrity -> verify -> review -> gate -> lineage.
+
+Each step is announced in the write-ahead round state first; the lineage insert is the commit
+point. Everything before it is repeatable from the round's base commit, everything after it
+is idempotent bookkeeping (restore sealed/, put the workspace at the head).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kloop.agents.base import (
+    Agent,
+    AgentRequest,
+    AgentResult,
+    AgentStatus,
+    Claim,
+    ReviewEvidence,
+    Role,
+    Verdict,
+    WorkloadMeasure,
+)
+from kloop.agents.tuner import instantiate, read_tunables
+from kloop.errors import BadInput, HarnessFailure
+from kloop.loop.config import RunConfig
+from kloop.loop.gate import GateInput, decide
+from kloop.loop.lineage import CandidateRecord, Lineage
+from kloop.loop.progress import ProgressView
+from kloop.loop.prompts import PromptContext, reviewer_prompt, writer_prompt
+from kloop.loop.seal import Seal
+from kloop.loop.services import Clock, Profiler, call_agent
+from kloop.loop.state import RoundState, RunPaths, clear_round, crash_point, save_round
+from kloop.loop.stopping import Blocked
+from kloop.loop.verifier import Verifier
+from kloop.loop.workspace import Workspace
+from kloop.verify.result import VerifyResult
+
+
+@dataclass
+class TaskFacts:
+    """What the loop knows about the task without importing torch."""
+
+    name: str
+    description: str
+    listed_axes: dict[str, list[int]] = field(default_factory=dict)
+
+
+@dataclass
+class RoundInput:
+    stage: str
+    agent: Agent
+    parent: CandidateRecord
+    turn: int
+    best: CandidateRecord
+    last: CandidateRecord | None = None
+    replan: bool = False
+    full_review: bool = False
+    history: list[dict[str, Any]] = field(default_factory=list)
+    profile_digest: str | None = None
+
+
+@dataclass
+class Attempt:
+    """What a round gathered before the gate."""
+
+    result: AgentResult
+    claim: Claim
+    changed: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    integrity: list[str] = field(default_factory=list)
+    commit: str | None = None
+    verify: VerifyResult | None = None
+    verdict: Verdict | None = None
+    reviewer_problem: str | None = None
+    config: dict[str, Any] | None = None
+    declares_tunables: bool = False
+
+
+class RoundRunner:
+    """Runs rounds for a campaign; holds the run's parts, owns no policy beyond one round."""
+
+    def __init__(self, paths: RunPaths, config: RunConfig, lineage: Lineage, workspace: Workspace, seal: Seal,
+                 verifier: Verifier, reviewer: Agent, profiler: Profiler, clock: Clock, progress: ProgressView,
+                 task: TaskFacts) -> None:
+        self.paths, self.config, self.lineage = paths, config, lineage
+        self.workspace, self.seal, self.verifier = workspace, seal, verifier
+        self.reviewer, self.profiler, self.clock, self.progress, self.task = reviewer, profiler, clock, progress, task
+
+    # -- steps -------------------------------------------------------------------------------
+    def _step(self, state: RoundState, step: str) -> None:
+        state.step = step
+        save_round(self.paths, state)
+        self.progress.update(round=state.round, stage=state.stage, step=step)
+
+    def run(self, inp: RoundInput) -> CandidateRecord | None:
+        """Play one round; None when the writer had nothing more to offer (no round recorded)."""
+        number = self.lineage.last_round() + 1
+        state = RoundState(round=number, stage=inp.stage, parent=inp.parent.candidate,
+                           base_commit=inp.parent.commit_sha or "", turn=inp.turn)
+        self._step(state, "prepare")
+        self.prepare(state)
+        started = self.clock.now()
+        art = self.paths.round_dir(number)
+        art.mkdir(parents=True, exist_ok=True)
+        self._step(state, "writer")
+        attempt = self._write(number, inp, art)
+        if attempt is None:
+            self.finish(state)
+            shutil.rmtree(art, ignore_errors=True)
+            return None
+        crash_point("after_writer", number)
+        self._step(state, "commit")
+        attempt.commit = self.workspace.commit_round(number, attempt.claim.text or attempt.result.final_message)
+        crash_point("after_commit", number)
+        self._step(state, "integrity")
+        attempt.integrity = self.seal.problems(self.lineage.sealed())
+        if self._verifiable(attempt):
+            self._step(state, "verify")
+            self._verify(number, art, attempt)
+            crash_point("after_verify", number)
+            self._step(state, "review")
+            self._review(number, inp, art, attempt)
+            crash_point("after_review", number)
+        self._step(state, "gate")
+        record = self._record(number, inp, attempt, started)
+        self.lineage.add(record)
+        crash_point("after_lineage", number)
+        self._step(state, "finish")
+        self.finish(state)
+        crash_point("after_finish", number)
+        return record
+
+    def prepare(self, state: RoundState) -> None:
+        """Start from the parent's commit with an intact sealed/ (idempotent; also used on resume)."""
+        trusted = self.seal.trusted(self.lineage.sealed())
+        if self.seal.problems(trusted):
+            self.seal.restore(trusted)
+        self.workspace.reset_to(state.base_commit, self.paths.git_pristine)
+        shutil.rmtree(self.paths.round_dir(state.round), ignore_errors=True)
+
+    def finish(self, state: RoundState) -> None:
+        """After the lineage row: restore sealed/ if touched, put the workspace at the head (idempotent)."""
+        trusted = self.seal.trusted(self.lineage.sealed())
+        if self.seal.problems(trusted):
+            self.seal.restore(trusted)
+        head = self.lineage.head()
+        self.workspace.reset_to(head.commit_sha if head and head.commit_sha else state.base_commit,
+                                self.paths.git_pristine)
+        clear_round(self.paths)
+
+    def _write(self, number: int, inp: RoundInput, art: Path) -> Attempt | None:
+        plan = (self.workspace.notes / "plan.md")
+        ctx = PromptContext(task=self.task.name, description=self.task.description, round=number,
+                            stage=inp.stage, plan=plan.read_text(encoding="utf-8") if plan.is_file() else "",
+                            best=inp.best, last=inp.last, profile_digest=inp.profile_digest, replan=inp.replan)
+        prompt = writer_prompt(ctx)
+        (art / "prompt.md").write_text(prompt, encoding="utf-8")
+        before = self.workspace.fingerprint()
+        plan_hash = self.lineage.meta("plan_sha256")
+        request = AgentRequest(role=Role.writer, prompt=prompt, workspace=self.workspace.root, round=number,
+                               turn=inp.turn, time_limit_s=self.config.agent_time_limit_s,
+                               cost_limit_usd=self.config.cost_limit_usd, artifacts_dir=art, history=inp.history)
+        result = call_agent(inp.agent, request)
+        if result.status is AgentStatus.exhausted:
+            return None
+        claim = result.claim or Claim(text=result.final_message)
+        (art / "claim.json").write_text(claim.model_dump_json(indent=1), encoding="utf-8")
+        attempt = Attempt(result=result, claim=claim)
+        attempt.violations = self.workspace.violations(before)
+        attempt.changed = self.workspace.changed_paths()
+        if plan_hash and "notes/plan.md" in attempt.changed:
+            attempt.violations.append("notes/plan.md is frozen after research")
+        attempt.violations += [f"writer was refused: {d}" for d in result.permission_denials]
+        return attempt
+
+    def _verifiable(self, attempt: Attempt) -> bool:
+        return (attempt.result.status is AgentStatus.completed and bool(attempt.changed)
+                and not attempt.violations and not attempt.integrity)
+
+    def _candidate_dir(self, art: Path, attempt: Attempt) -> Path:
+        """The exact bytes verified: a copy of solution/, tunables set to their first values."""
+        target = art / "candidate"
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(self.workspace.solution, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        try:
+            space = read_tunables(target)
+        except BadInput:
+            space = {}
+        meta = target / "solution.json"
+        if space:
+            attempt.declares_tunables = True
+            instantiate(target, {name: values[0] for name, values in space.items()})
+        elif meta.is_file():
+            try:
+                attempt.config = (json.loads(meta.read_text()).get("kloop") or {}).get("config")
+            except (json.JSONDecodeError, AttributeError):
+                attempt.config = None
+        return target
+
+    def _verify(self, number: int, art: Path, attempt: Attempt) -> None:
+        candidate = self._candidate_dir(art, attempt)
+        try:
+            result = self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(), art / "logs")
+        except HarnessFailure as exc:
+            raise Blocked(f"round {number}: the verifier could not judge: {exc}") from exc
+        attempt.verify = result
+        (art / "verify.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
+
+    def _evidence(self, inp: RoundInput, attempt: Attempt) -> ReviewEvidence:
+        verify = attempt.verify
+        summary = verify.summary if verify else None
+        plan = self.workspace.notes / "plan.md"
+        return ReviewEvidence(
+            claim=attempt.claim,
+            diff=self.workspace.diff(inp.parent.commit_sha or "HEAD", attempt.commit or "HEAD"),
+            files={k: v for k, v in self.workspace.read_files(attempt.commit or "HEAD").items()},
+            verify_status=verify.status.value if verify else "",
+            verify_reasons=list(verify.reasons) if verify else [],
+            speedup_geomean=summary.speedup_geomean if summary else None,
+            speedup_ci=summary.speedup_ci if summary else None,
+            workloads=[WorkloadMeasure(uuid=w.uuid, axes=w.axes, status=w.status.value, speedup=w.speedup)
+                       for w in (verify.workloads if verify else [])],
+            best_speedup=inp.best.speedup_geomean or 1.0,
+            listed_axes=self.task.listed_axes,
+            plan=plan.read_text(encoding="utf-8") if plan.is_file() else "",
+        )
+
+    def _review(self, number: int, inp: RoundInput, art: Path, attempt: Attempt) -> None:
+        evidence = self._evidence(inp, attempt)
+        (art / "evidence.json").write_text(evidence.model_dump_json(indent=1), encoding="utf-8")
+        request = AgentRequest(role=Role.reviewer, prompt=reviewer_prompt(evidence, inp.full_review),
+                               workspace=self.workspace.root, read_only=True, round=number,
+                               time_limit_s=self.config.agent_time_limit_s, artifacts_dir=art,
+                               full_review=inp.full_review, evidence=evidence)
+        before = self.workspace.fingerprint()
+        result = call_agent(self.reviewer, request)
+        if self.workspace.fingerprint() != before or self.workspace.changed_paths():
+            attempt.reviewer_problem = "the reviewer changed the workspace (it is read-only); reverted"
+            self.workspace.reset_to(attempt.commit or "HEAD", self.paths.git_pristine)
+        elif result.status is not AgentStatus.completed:
+            attempt.reviewer_problem = f"{result.status.value}: {result.final_message}"
+        elif result.verdict is None:
+            attempt.reviewer_problem = "no verdict JSON in the reviewer's answer"
+        attempt.verdict = result.verdict
+        payload = {"verdict": result.verdict.model_dump() if result.verdict else None,
+                   "status": result.status.value, "full_review": inp.full_review, "problem": attempt.reviewer_problem}
+        (art / "review.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
+
+    def _record(self, number: int, inp: RoundInput, attempt: Attempt, started: float) -> CandidateRecord:
+        decision = decide(GateInput(
+            agent_status=attempt.result.status, agent_message=attempt.result.final_message,
+            changed_paths=attempt.changed, path_violations=attempt.violations,
+            integrity_problems=attempt.integrity, verify=attempt.verify,
+            best_speedup=inp.best.speedup_geomean or 1.0, goal=attempt.claim.goal,
+            declares_tunables=attempt.declares_tunables, verdict=attempt.verdict,
+            reviewer_problem=attempt.reviewer_problem,
+        ))
+        verify, verdict = attempt.verify, attempt.verdict
+        summary = verify.summary if verify else None
+        ci = (summary.speedup_ci if summary else None) or [None, None]
+        return CandidateRecord(
+            round=number, candidate=f"r{number:03d}", parent=inp.parent.candidate, stage=inp.stage,
+            commit_sha=attempt.commit, agent_status=attempt.result.status.value, claim=attempt.claim.text,
+            hypothesis=attempt.claim.hypothesis, prediction=attempt.claim.prediction, goal=attempt.claim.goal,
+            config=attempt.config, changed_paths=attempt.changed,
+            verify_status=verify.status.value if verify else None,
+            verify_summary=summary.model_dump() if summary else None,
+            speedup_geomean=summary.speedup_geomean if summary else None, speedup_lo=ci[0], speedup_hi=ci[1],
+            workload_speedups={w.uuid: w.speedup for w in verify.workloads if not w.heldout} if verify else {},
+            review_decision=verdict.decision.value if verdict else None,
+            review_progress=verdict.progress.value if verdict else None,
+            findings=[f.model_dump(mode="json") for f in verdict.findings] if verdict else [],
+            accepted=decision.accepted, reasons=decision.reasons, cost_usd=attempt.result.cost_usd,
+            started_at=started, finished_at=self.clock.now(),
+        )

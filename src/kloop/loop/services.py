@@ -1,0 +1,103 @@
+"""The loop's I/O boundaries as objects passed in: clock, profiler, wiki, and the agent call.
+
+Defaults use the real thing when it is present (the wiki database, a vendor profiler) and
+say nothing otherwise; tests pass their own clock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Protocol
+
+from kloop.agents.base import Agent, AgentRequest, AgentResult, AgentStatus
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+
+class SystemClock:
+    def now(self) -> float:
+        return time.time()
+
+
+class Profiler(Protocol):
+    """Profiles one solution and returns a markdown digest (None when no profiler applies)."""
+
+    def digest(self, task_dir: Path, solution_dir: Path, out_dir: Path) -> str | None: ...
+
+
+class NoProfiler:
+    """CPU runs and machines without ncu / rocprofv3: no digest."""
+
+    def digest(self, task_dir: Path, solution_dir: Path, out_dir: Path) -> str | None:
+        return None
+
+
+class Wiki(Protocol):
+    """Searches kernel knowledge; each hit is one short markdown line citing its source."""
+
+    def search(self, query: str, k: int = 5) -> list[str]: ...
+
+
+class NoWiki:
+    def search(self, query: str, k: int = 5) -> list[str]:
+        return []
+
+
+class KernelWiki:
+    """KernelWiki at its default path, when the database exists."""
+
+    def __init__(self, db_path: Path | None = None) -> None:
+        self.db_path = db_path
+
+    def search(self, query: str, k: int = 5) -> list[str]:
+        try:
+            from kloop.wiki import WikiStore, default_db_path  # type: ignore[attr-defined]
+        except ImportError:
+            return []
+        path = self.db_path or default_db_path()
+        if not Path(path).is_file():
+            return []
+        try:
+            hits = WikiStore(path).search(query, k=k)
+        except Exception as exc:  # a broken wiki must not stop a run; say so in the prompt
+            return [f"- (wiki search failed: {type(exc).__name__}: {exc})"]
+        return [f"- [{h.id}] {h.title}: {getattr(h, 'snippet', '')}"[:400] for h in hits]
+
+
+def call_agent(agent: Agent, request: AgentRequest) -> AgentResult:
+    """Run one agent turn under its time limit; a crash or a hang becomes a result, never an exception.
+
+    In-process agents run on a worker thread; one that hangs is abandoned (CLI adapters kill
+    their subprocess themselves). The round is then rejected and the workspace reverted.
+    """
+    box: dict[str, AgentResult | BaseException] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = agent.run(request)
+        except BaseException as exc:  # the agent's failure is the round's verdict
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name=f"agent-{request.role.value}", daemon=True)
+    worker.start()
+    worker.join(request.time_limit_s)
+    if worker.is_alive():
+        return AgentResult(status=AgentStatus.timed_out,
+                           final_message=f"no answer within {request.time_limit_s:g}s")
+    if "error" in box:
+        exc = box["error"]
+        return AgentResult(status=AgentStatus.crashed, final_message=f"{type(exc).__name__}: {exc}")
+    result = box["result"]
+    if not isinstance(result, AgentResult):
+        return AgentResult(status=AgentStatus.crashed, final_message=f"returned {type(result).__name__}")
+    limit = request.cost_limit_usd
+    if limit is not None and result.cost_usd is not None and result.cost_usd > limit:
+        return result.model_copy(update={
+            "status": AgentStatus.over_budget,
+            "final_message": f"cost ${result.cost_usd:.2f} over the ${limit:.2f} limit",
+        })
+    return result

@@ -1,0 +1,82 @@
+"""Where a run keeps things, and the write-ahead record of the round in flight.
+
+`.kloop/round.json` is written (atomically) before each step of a round and removed when the
+round is finished; if kloop dies in between, `--resume` finds it and either completes the
+round's last bookkeeping (its lineage row exists) or repeats the round from its base commit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+CRASH_ENV = "KLOOP_TEST_CRASH_AT"
+
+
+class RunPaths:
+    """The run directory's layout (DESIGN.md)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.root = run_dir
+        self.sealed = run_dir / "sealed"
+        self.workspace = run_dir / "workspace"
+        self.lineage = run_dir / "lineage.sqlite"
+        self.artifacts = run_dir / "artifacts"
+        self.summary = run_dir / "summary.json"
+        self.report = run_dir / "report.html"
+        self.private = run_dir / ".kloop"
+        self.config = self.private / "config.json"
+        self.round_state = self.private / "round.json"
+        self.git_pristine = self.private / "git-pristine"
+        self.lock = self.private / "lock"
+
+    def round_dir(self, number: int) -> Path:
+        return self.artifacts / f"round-{number:03d}"
+
+
+class RoundState(BaseModel):
+    """The round in flight, saved before each step."""
+
+    round: int = Field(description="Round number.")
+    stage: str = Field(description="Stage of the round.")
+    parent: str = Field(description="Parent candidate id.")
+    base_commit: str = Field(description="Workspace commit the round starts from.")
+    turn: int = Field(description="The writer's turn within the stage.")
+    step: str = Field(default="prepare", description="The step about to run.")
+
+
+def atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+
+
+def save_round(paths: RunPaths, state: RoundState) -> None:
+    atomic_write(paths.round_state, state.model_dump_json())
+
+
+def load_round(paths: RunPaths) -> RoundState | None:
+    if not paths.round_state.is_file():
+        return None
+    return RoundState.model_validate(json.loads(paths.round_state.read_text(encoding="utf-8")))
+
+
+def clear_round(paths: RunPaths) -> None:
+    paths.round_state.unlink(missing_ok=True)
+
+
+def crash_point(step: str, round_number: int) -> None:
+    """Fault injection for tests: `KLOOP_TEST_CRASH_AT=step` or `step:round` kills this process (kill -9)."""
+    wanted = os.environ.get(CRASH_ENV)
+    if not wanted:
+        return
+    name, _, at_round = wanted.partition(":")
+    if name == step and (not at_round or int(at_round) == round_number):
+        os.kill(os.getpid(), signal.SIGKILL)

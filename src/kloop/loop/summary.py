@@ -1,0 +1,69 @@
+"""summary.json: the run's outcome in the contract's exact shape, rebuilt from the lineage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from kloop.loop.lineage import CandidateRecord, Lineage
+from kloop.loop.state import atomic_write
+from kloop.loop.stopping import Outcome, RunStatus
+
+
+class SummaryBest(BaseModel):
+    candidate: str = Field(description="Best accepted candidate id (`baseline` when none beat it).")
+    round: int = Field(description="Its round (0 for the baseline).")
+    speedup_geomean: float | None = Field(description="Its measured geomean speedup over the baseline.")
+
+
+class SummaryRound(BaseModel):
+    round: int = Field(description="Round number, from 1 in writer-call order.")
+    stage: str = Field(description="research, iterate or tune.")
+    candidate: str = Field(description="Candidate id.")
+    parent: str | None = Field(description="Parent candidate id.")
+    verify_status: str | None = Field(description="Verifier status, null when not verified.")
+    speedup_geomean: float | None = Field(description="Measured geomean speedup.")
+    review_decision: str | None = Field(description="accept, reject, or null when not reviewed.")
+    accepted: bool = Field(description="The gate's decision.")
+    reasons: list[str] = Field(description="One per failed gate condition.")
+
+
+class Summary(BaseModel):
+    """The contract of summary.json, plus `reason`: why the run stopped."""
+
+    task: str = Field(description="Task (definition) name.")
+    status: RunStatus = Field(description="How the run stopped.")
+    outcome: Outcome = Field(description="improvement, no-go or blocked.")
+    reason: str = Field(default="", description="The stop's reason, in words and numbers.")
+    best: SummaryBest = Field(description="The best accepted candidate.")
+    rounds: list[SummaryRound] = Field(description="Every writer round, accepted or not.")
+
+
+def _row(record: CandidateRecord) -> SummaryRound:
+    return SummaryRound(
+        round=record.round, stage=record.stage, candidate=record.candidate, parent=record.parent,
+        verify_status=record.verify_status, speedup_geomean=record.speedup_geomean,
+        review_decision=record.review_decision, accepted=record.accepted, reasons=record.reasons,
+    )  # fmt: skip
+
+
+def outcome_for(status: RunStatus, best: CandidateRecord | None) -> Outcome:
+    if status is RunStatus.blocked:
+        return Outcome.blocked
+    if best is not None and best.round > 0:
+        return Outcome.improvement
+    return Outcome.no_go
+
+
+def build_summary(lineage: Lineage, task: str, status: RunStatus, reason: str) -> Summary:
+    best = lineage.best()
+    chosen = SummaryBest(candidate="baseline", round=0, speedup_geomean=1.0)
+    if best is not None:
+        chosen = SummaryBest(candidate=best.candidate, round=best.round, speedup_geomean=best.speedup_geomean)
+    return Summary(task=task, status=status, outcome=outcome_for(status, best), reason=reason,
+                   best=chosen, rounds=[_row(r) for r in lineage.rounds()])
+
+
+def write_summary(summary: Summary, path: Path) -> None:
+    atomic_write(path, summary.model_dump_json(indent=2) + "\n")

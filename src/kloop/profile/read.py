@@ -1,0 +1,116 @@
+"""`read(path)`: any supported profiler output -> one `KernelProfile` per launch, format by content.
+
+Formats form a registry: each has a content sniffer and a reader named by module and function, so
+the AMD readers (rocprofv3, rocpd, rocprof-compute) plug in without this file knowing their code.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kloop.errors import BadInput
+from kloop.profile.schema import KernelProfile
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+NCU_REP_MAGIC = b"NVR\x00"
+SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class ReportFormat:
+    """A profiler output format: how to recognise it and which function reads it."""
+
+    name: str
+    sniff: Callable[[Path, bytes], bool]
+    module: str
+    functions: tuple[str, ...]
+
+
+def _is_dir_with(filename: str) -> Callable[[Path, bytes], bool]:
+    def sniff(path: Path, head: bytes) -> bool:
+        return path.is_dir() and (any(path.glob(filename)) or any(path.glob(f"*/{filename}")))
+
+    return sniff
+
+
+def _csv_header_has(*columns: str) -> Callable[[Path, bytes], bool]:
+    def sniff(path: Path, head: bytes) -> bool:
+        first = head.split(b"\n", 1)[0]
+        return all(f'"{c}"'.encode() in first or c.encode() in first.split(b",") for c in columns)
+
+    return sniff
+
+
+def _ncu_csv(path: Path, head: bytes) -> bool:
+    from kloop.profile.ncu_csv import is_ncu_csv
+
+    return is_ncu_csv(head.decode("utf-8", errors="replace"))
+
+
+FORMATS: tuple[ReportFormat, ...] = (
+    ReportFormat("ncu-rep", lambda p, h: h.startswith(NCU_REP_MAGIC), "kloop.profile.ncu_rep", ("read_ncu_rep",)),
+    ReportFormat("rocpd", lambda p, h: h.startswith(SQLITE_MAGIC), "kloop.profile.rocpd", ("read_rocpd", "read")),
+    ReportFormat(
+        "rocprof-compute", _is_dir_with("pmc_perf.csv"), "kloop.profile.rocprof_compute", ("read_rocprof_compute", "read")
+    ),
+    ReportFormat("ncu-csv", _ncu_csv, "kloop.profile.ncu_csv", ("read_ncu_csv",)),
+    ReportFormat(
+        "rocprofv3-counters",
+        _csv_header_has("Dispatch_Id", "Kernel_Name", "Counter_Name"),
+        "kloop.profile.rocprofv3",
+        ("read_rocprofv3_csv", "read_counter_collection", "read"),
+    ),
+    ReportFormat(
+        "rocprofv3-trace",
+        _csv_header_has("Dispatch_Id", "Kernel_Name", "Start_Timestamp"),
+        "kloop.profile.rocprofv3",
+        ("read_rocprofv3_csv", "read_kernel_trace", "read"),
+    ),
+)
+
+
+def detect_format(path: Path) -> ReportFormat:
+    """The format of `path` by its content; BadInput when nothing matches."""
+    if not path.exists():
+        raise BadInput(path, "no such file or directory")
+    head = b""
+    if path.is_file():
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+        if not head:
+            raise BadInput(path, "empty file")
+    for fmt in FORMATS:
+        if fmt.sniff(path, head):
+            return fmt
+    raise BadInput(
+        path,
+        "unrecognised profiler output (expected .ncu-rep, ncu --csv, rocprofv3 CSV, rocpd SQLite "
+        "or a rocprof-compute workload folder)",
+    )
+
+
+def _reader(fmt: ReportFormat, path: Path) -> Callable[[Path], list[KernelProfile]]:
+    try:
+        module = importlib.import_module(fmt.module)
+    except ModuleNotFoundError as exc:
+        if exc.name != fmt.module:
+            raise
+        raise BadInput(path, f"{fmt.name} output recognised but its reader ({fmt.module}) is not installed") from exc
+    for name in fmt.functions:
+        function = getattr(module, name, None)
+        if callable(function):
+            return function
+    raise BadInput(path, f"{fmt.name} reader {fmt.module} has none of {', '.join(fmt.functions)}")
+
+
+def read(path: str | Path) -> list[KernelProfile]:
+    """Every kernel launch in `path` as a normalized profile (at least one, else BadInput)."""
+    path = Path(path)
+    fmt = detect_format(path)
+    profiles = _reader(fmt, path)(path)
+    if not profiles:
+        raise BadInput(path, f"{fmt.name} output contains no kernel launches")
+    return profiles

@@ -1,0 +1,200 @@
+"""Deterministic input generation and held-out workloads.
+
+Every input is drawn from its own `torch.Generator`, seeded from the verification seed and
+the input's name, on the CPU and then moved to the device, so the same seed gives the same
+tensors on every machine and adding an input does not change the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+from typing import Any
+
+from kloop.errors import BadInput
+from kloop.task.expr import ExpressionError, evaluate
+from kloop.task.load import resolve_inside
+from kloop.task.schema import (
+    Definition,
+    DType,
+    HeldoutAxis,
+    InputRange,
+    RandomInput,
+    SafetensorsInput,
+    ScalarInput,
+    TensorSpec,
+    Workload,
+)
+from kloop.task.shapes import resolve_axes
+
+_INT_RANGE = InputRange(low=0, high=15)  # small, non-negative: safe as counts and most indices
+_HELDOUT_TRIES = 200
+
+
+def input_seed(seed: int, name: str) -> int:
+    """A 63-bit seed for one input, stable across runs and independent of other inputs."""
+    digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
+
+
+def make_inputs(
+    definition: Definition, workload: Workload, *, seed: int, device: str = "cpu", task_root: Path | str = "."
+) -> dict[str, Any]:
+    """Inputs for one call, ordered as `definition.inputs` (absent optional inputs are None)."""
+    axes = resolve_axes(definition, workload)
+    inputs: dict[str, Any] = {}
+    for name, spec in definition.inputs.items():
+        source = workload.inputs.get(name)
+        if source is None and spec.optional:
+            inputs[name] = None
+            continue
+        shape = None if spec.shape is None else tuple(axes[a] for a in spec.shape)
+        value = _make_one(definition, name, spec, shape, source or RandomInput(), seed, Path(task_root))
+        inputs[name] = _to_device(value, device)
+    return inputs
+
+
+def _make_one(
+    definition: Definition,
+    name: str,
+    spec: TensorSpec,
+    shape: tuple[int, ...] | None,
+    source: RandomInput | ScalarInput | SafetensorsInput,
+    seed: int,
+    root: Path,
+) -> Any:
+    if isinstance(source, ScalarInput):
+        return _scalar_value(spec.dtype, source.value, name)
+    if isinstance(source, SafetensorsInput):
+        return _load_safetensor(source, shape, spec.dtype, name, root)
+    value_range = definition.settings.input_ranges.get(name)
+    return random_tensor(shape, spec.dtype, seed=input_seed(seed, name), value_range=value_range, name=name)
+
+
+def _scalar_value(dtype: DType, value: int | float | bool, name: str) -> int | float | bool:
+    if dtype == DType.BOOL:
+        return bool(value)
+    if dtype.is_float:
+        return float(value)
+    if isinstance(value, float) and not value.is_integer():
+        raise BadInput(f"input {name}", f"scalar {value} is not an integer but the dtype is {dtype.value}")
+    return int(value)
+
+
+def random_tensor(
+    shape: tuple[int, ...] | None,
+    dtype: DType,
+    *,
+    seed: int,
+    value_range: InputRange | None = None,
+    name: str = "input",
+) -> Any:
+    """A random tensor (or Python scalar when `shape` is None) sensible for `dtype`."""
+    import torch
+
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    dims = shape if shape is not None else ()
+    if dtype == DType.BOOL:
+        tensor = torch.randint(0, 2, dims, generator=gen, dtype=torch.int64).bool()
+    elif dtype.is_float:
+        if value_range is None:
+            tensor = torch.randn(dims, generator=gen, dtype=torch.float32)
+        else:
+            tensor = torch.rand(dims, generator=gen, dtype=torch.float32)
+            tensor = tensor * (value_range.high - value_range.low) + value_range.low
+        tensor = tensor.to(torch_dtype(dtype, name))
+    else:
+        bounds = value_range or _INT_RANGE
+        low, high = int(bounds.low), int(bounds.high)
+        tensor = torch.randint(low, high + 1, dims, generator=gen, dtype=torch.int64).to(torch_dtype(dtype, name))
+    return tensor.item() if shape is None else tensor
+
+
+def torch_dtype(dtype: DType, name: str = "tensor") -> Any:
+    """The torch dtype for a FlashInfer-Trace dtype; BadInput when this torch lacks it."""
+    import torch
+
+    torch_name = {"float4_e2m1": "float4_e2m1fn_x2"}.get(dtype.value, dtype.value)
+    if dtype == DType.FLOAT4_E2M1 or not hasattr(torch, torch_name):
+        raise BadInput(f"input {name}", f"dtype {dtype.value} cannot be generated with this torch")
+    return getattr(torch, torch_name)
+
+
+def _load_safetensor(
+    source: SafetensorsInput, shape: tuple[int, ...] | None, dtype: DType, name: str, root: Path
+) -> Any:
+    from safetensors import SafetensorError
+    from safetensors.torch import safe_open
+
+    path = resolve_inside(root, source.path, f"input {name}", "safetensors file")
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            if source.tensor_key not in handle.keys():  # noqa: SIM118 (safe_open has no __contains__)
+                raise BadInput(path, f"no tensor {source.tensor_key!r} (input {name!r})")
+            tensor = handle.get_tensor(source.tensor_key)
+    except SafetensorError as exc:
+        raise BadInput(path, f"not a readable safetensors file: {exc}") from None
+    if tensor.dtype != torch_dtype(dtype, name):
+        raise BadInput(path, f"tensor {source.tensor_key!r} is {tensor.dtype}, input {name!r} is {dtype.value}")
+    if shape is not None and tuple(tensor.shape) != shape:
+        raise BadInput(path, f"tensor {source.tensor_key!r} has shape {tuple(tensor.shape)}, expected {shape}")
+    return tensor.item() if shape is None else tensor
+
+
+def _to_device(value: Any, device: str) -> Any:
+    if device == "cpu" or not hasattr(value, "to"):
+        return value
+    return value.to(device)
+
+
+def heldout_workloads(
+    definition: Definition, workloads: list[Workload], *, seed: int, count: int
+) -> list[Workload]:
+    """Up to `count` workloads whose var-axis values are not among the listed ones.
+
+    Values come from `kloop.heldout.axes` rules when given, else by perturbing listed values.
+    Constraints are respected; inputs are random (listed safetensors fit only their own shapes).
+    """
+    var_axes = definition.var_axes
+    if not var_axes or not workloads or count <= 0:
+        return []
+    rng = random.Random(seed)
+    rules = definition.settings.heldout.axes if definition.settings.heldout else {}
+    listed = {tuple(w.axes[a] for a in var_axes) for w in workloads}
+    drawn: list[Workload] = []
+    for _ in range(_HELDOUT_TRIES):
+        if len(drawn) >= count:
+            break
+        base = rng.choice(workloads)
+        values = {a: _draw_axis(rng, base.axes[a], rules.get(a)) for a in var_axes}
+        key = tuple(values[a] for a in var_axes)
+        if key in listed or not _satisfies(definition, values):
+            continue
+        listed.add(key)
+        inputs = {n: s if isinstance(s, ScalarInput) else RandomInput() for n, s in base.inputs.items()}
+        uuid = f"heldout-{hashlib.sha256(repr((seed, key)).encode()).hexdigest()[:12]}"
+        drawn.append(Workload(axes=values, inputs=inputs, uuid=uuid))
+    return drawn
+
+
+def _draw_axis(rng: random.Random, listed_value: int, rule: HeldoutAxis | None) -> int:
+    if rule is not None and rule.choices:
+        return rng.choice(rule.choices)
+    if rule is not None and (rule.min is not None or rule.max is not None):
+        low = rule.min if rule.min is not None else 1
+        high = rule.max if rule.max is not None else max(low, 2 * listed_value)
+        value = rng.randint(low, max(low, high))
+    else:
+        spread = max(1, listed_value // 4)
+        value = max(1, listed_value + rng.randint(-spread, spread))
+    step = rule.multiple_of if rule is not None and rule.multiple_of else 1
+    return max(step, value - value % step)
+
+
+def _satisfies(definition: Definition, axes: dict[str, int]) -> bool:
+    full = {**definition.const_axes, **axes}
+    try:
+        return all(bool(evaluate(text, full)) for text in definition.constraints)
+    except ExpressionError:
+        return False

@@ -1,0 +1,115 @@
+"""Comparators: candidate output vs the supervisor's (float64 where possible) reference.
+
+Rule (DESIGN): |out - ref| <= atol + rtol * |ref| for at least `matched_ratio` of the elements,
+no element's error above `max_error_cap`, and NaN/Inf where the reference is finite always fails.
+Order-free comparators sort (or sort-and-match) along the last axis first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kloop.task.schema import ComparatorName, Tolerance
+
+
+@dataclass
+class Comparison:
+    """Outcome of comparing one output tensor."""
+
+    finite: bool
+    numeric: bool
+    max_abs_error: float
+    max_rel_error: float
+    mismatched: int
+    total: int
+    detail: str
+
+
+def _order_free(out: Any, ref: Any, comparator: ComparatorName) -> tuple[Any, Any]:
+    if comparator is ComparatorName.ALLCLOSE or out.dim() == 0:
+        return out, ref
+    return out.sort(dim=-1).values, ref.sort(dim=-1).values
+
+
+def compare(out: Any, ref: Any, tolerance: Tolerance, comparator: ComparatorName) -> Comparison:
+    """Compare `out` (any dtype) against `ref`; both are CPU tensors of the same shape."""
+    import torch
+
+    total = out.numel()
+    if comparator is ComparatorName.SET_EQUAL or tolerance.exact or not out.dtype.is_floating_point:
+        return _compare_exact(out, ref, comparator, total)
+    o = out.to(torch.float64)
+    r = ref.to(torch.float64)
+    o, r = _order_free(o, r, comparator)
+    ref_finite = torch.isfinite(r)
+    bad_nonfinite = int((~torch.isfinite(o) & ref_finite).sum())
+    diff = (o - r).abs()
+    same_special = (o == r) | (torch.isnan(o) & torch.isnan(r))  # inf == inf, nan where ref is nan
+    diff = torch.where(same_special, torch.zeros_like(diff), diff)
+    diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+    allowed = tolerance.atol + tolerance.rtol * r.abs()
+    ok = diff <= allowed
+    mismatched = int((~ok).sum())
+    max_abs = float(diff.max()) if total else 0.0
+    nonzero = r.abs() > 0
+    max_rel = float((diff[nonzero] / r.abs()[nonzero]).max()) if bool(nonzero.any()) else 0.0
+    matched_ratio = 1.0 - mismatched / total if total else 1.0
+    numeric = matched_ratio >= tolerance.matched_ratio
+    if tolerance.max_error_cap is not None and max_abs > tolerance.max_error_cap:
+        numeric = False
+    finite = bad_nonfinite == 0
+    detail = (
+        f"{mismatched}/{total} elements outside atol={tolerance.atol:g} rtol={tolerance.rtol:g}"
+        f" (max abs err {max_abs:.3g}, max rel err {max_rel:.3g})"
+    )
+    if not finite:
+        detail = f"{bad_nonfinite}/{total} NaN/Inf elements where the reference is finite"
+    return Comparison(finite, numeric and finite, max_abs, max_rel, mismatched, total, detail)
+
+
+def _compare_exact(out: Any, ref: Any, comparator: ComparatorName, total: int) -> Comparison:
+    import torch
+
+    o, r = out, ref.to(out.dtype) if ref.dtype != out.dtype else ref
+    if comparator is not ComparatorName.ALLCLOSE and o.dim() > 0:
+        o, r = o.sort(dim=-1).values, r.sort(dim=-1).values
+    finite = True
+    if o.dtype.is_floating_point:
+        finite = int((~torch.isfinite(o) & torch.isfinite(r)).sum()) == 0
+    equal = (o == r) | (torch.isnan(o) & torch.isnan(r)) if o.dtype.is_floating_point else o == r
+    mismatched = int((~equal).sum())
+    diff = (o.to(torch.float64) - r.to(torch.float64)).abs()
+    max_abs = float(diff.nan_to_num(float("inf")).max()) if total else 0.0
+    detail = f"{mismatched}/{total} elements differ (exact comparison, {comparator.value})"
+    return Comparison(finite, mismatched == 0 and finite, max_abs, max_abs, mismatched, total, detail)
+
+
+def unwritten(out_a: Any, out_b: Any, poison: tuple[list[float], list[float]]) -> int:
+    """Elements still holding the two runs' poison patterns: never written by the candidate."""
+    import torch
+
+    if out_a.shape != out_b.shape or out_a.dtype != out_b.dtype or out_a.numel() == 0:
+        return 0
+    dtype = out_a.dtype
+    if dtype == torch.bool:
+        return 0  # one bit cannot hold two distinct poisons; determinism covers it
+    index = 0 if dtype.is_floating_point else 1
+    pa = torch.tensor(poison[0][index], dtype=torch.float64).to(dtype)
+    pb = torch.tensor(poison[1][index], dtype=torch.float64).to(dtype)
+    return int(((out_a == pa) & (out_b == pb)).sum())
+
+
+def same(out_a: Any, out_b: Any, tolerance: Tolerance) -> tuple[bool, float]:
+    """Whether two runs agree (within the tolerance, so atomics-order noise is allowed)."""
+    import torch
+
+    if out_a.shape != out_b.shape or out_a.dtype != out_b.dtype:
+        return False, float("inf")
+    if not out_a.dtype.is_floating_point:
+        return bool(torch.equal(out_a, out_b)), 0.0
+    a, b = out_a.to(torch.float64), out_b.to(torch.float64)
+    both_nan = torch.isnan(a) & torch.isnan(b)
+    diff = torch.where(both_nan | (a == b), torch.zeros_like(a), (a - b).abs()).nan_to_num(float("inf"))
+    allowed = tolerance.atol + tolerance.rtol * b.abs()
+    return bool((diff <= allowed).all()), float(diff.max()) if diff.numel() else 0.0

@@ -1,0 +1,62 @@
+"""Integrity: the task (definition, workloads, baseline) is the one that was sealed.
+
+With an expected manifest ({relpath: sha256}, the loop's `sealed/manifest.json`) every listed file
+must exist under the task root with that hash. Either way the task's own files are fingerprinted
+before and after the candidate runs, so a change during verification is caught too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from kloop.task.load import Task
+from kloop.verify.checks import CheckBook
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def task_files(task: Task) -> list[Path]:
+    """The files the verdict depends on: definition, workloads and every baseline file."""
+    files = [p for p in (task.definition_path, task.workloads_path) if p is not None and p.is_file()]
+    base = task.baseline_path
+    if base is not None and base.is_file():
+        files.append(base)
+    elif base is not None and base.is_dir():
+        files.extend(sorted(p for p in base.rglob("*") if p.is_file() and "__pycache__" not in p.parts))
+    return files
+
+
+def task_fingerprint(task: Task) -> str:
+    """One sha256 over the task files' paths and contents."""
+    digest = hashlib.sha256()
+    for path in task_files(task):
+        digest.update(str(path).encode() + b"\0" + _sha256(path).encode())
+    return digest.hexdigest()
+
+
+def verify_integrity(task: Task, manifest: dict[str, str] | None, book: CheckBook) -> None:
+    """Compare the task root against `manifest`; without one, record the fingerprint."""
+    if manifest is None:
+        book.passed("integrity", f"no sealed manifest given; task fingerprint {task_fingerprint(task)[:16]}")
+        return
+    root = task.root.resolve()
+    bad: list[str] = []
+    for relpath, expected in sorted(manifest.items()):
+        path = (root / relpath).resolve()
+        if not path.is_relative_to(root):
+            bad.append(f"{relpath} (outside the task)")
+        elif not path.is_file():
+            bad.append(f"{relpath} (missing)")
+        elif _sha256(path) != expected.lower():
+            bad.append(f"{relpath} (changed)")
+    if bad:
+        book.failed("integrity", f"sealed files differ: {', '.join(bad[:5])}")
+    else:
+        book.passed("integrity", f"{len(manifest)} sealed files match")

@@ -1,0 +1,83 @@
+"""What the sandbox process may touch on disk, enforced by a CPython audit hook.
+
+Installed before the candidate is imported and impossible to remove from Python, the hook refuses
+(PermissionError) opening or listing paths outside the allowed roots, and paths under the denied
+roots (the task, the baseline) even when an allowed root contains them, and other processes'
+/proc entries (the supervisor's memory holds the seed). Every refusal is also recorded, and the
+supervisor turns any record into a REJECTED verdict (`sandbox_policy`), so catching the
+PermissionError does not help. A candidate calling libc through ctypes goes around the hook; that
+residue is documented in docs/verify.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import site
+import sys
+from collections.abc import Iterable
+
+SYSTEM_ROOTS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/sys", "/dev", "/opt", "/run")
+_PROC_PID = re.compile(r"^/proc/(\d+)(/|$)")
+_PATH_EVENTS = {"open", "os.listdir", "os.scandir", "glob.glob", "os.chdir", "os.rename", "os.remove",
+                "os.rmdir", "os.mkdir", "os.symlink", "os.link", "os.truncate", "shutil.rmtree"}  # fmt: skip
+
+
+def python_roots() -> list[str]:
+    """Where the interpreter, the standard library and installed packages live."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots.update(site.getsitepackages())
+    user_site = site.getusersitepackages()
+    if isinstance(user_site, str):
+        roots.add(user_site)
+    import kloop
+
+    roots.add(os.path.dirname(os.path.abspath(kloop.__file__)))
+    return sorted(os.path.realpath(r) for r in roots if r)
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+class SandboxPolicy:
+    """Allowed and denied filesystem roots; `install` arms the audit hook for this process."""
+
+    def __init__(self, allow: list[str], deny: list[str]) -> None:
+        self.allow = [os.path.realpath(p) for p in allow]
+        self.deny = [os.path.realpath(p) for p in deny]
+        self.violations: list[str] = []
+        self._pid = str(os.getpid())
+        self._busy = False
+
+    def permits(self, path: str) -> bool:
+        """Whether the sandbox may touch `path` (an absolute or cwd-relative path)."""
+        real = os.path.realpath(path)
+        match = _PROC_PID.match(real)
+        if match and match.group(1) != self._pid:
+            return False
+        if real.startswith("/proc"):
+            return True
+        if _under(real, self.deny):
+            return False
+        return _under(real, self.allow)
+
+    def install(self) -> None:
+        sys.addaudithook(self._hook)
+
+    def _hook(self, event: str, args: tuple) -> None:
+        if event not in _PATH_EVENTS or self._busy or not args:
+            return
+        path = args[0]
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str):
+            return  # file descriptors and None: nothing new is reached by name
+        self._busy = True  # realpath itself may raise audit events
+        try:
+            allowed = self.permits(path)
+        finally:
+            self._busy = False
+        if not allowed:
+            self.violations.append(f"{event} {path}")
+            raise PermissionError(f"kloop sandbox: {event} of {path} is not allowed")

@@ -1,0 +1,204 @@
+"""The supervisor's handle on one sandbox process: spawn, ask, wait with a deadline, kill.
+
+The sandbox gets one end of a socketpair as an inherited fd, a private temp dir as cwd and HOME,
+a minimal environment, and its own process group (so a timeout kills everything it started). Its
+stdout and stderr go to a log file. `request` sends one frame and accepts exactly one reply that
+echoes the request's nonce and op; anything else is a `ProtocolViolation`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from kloop.verify.channel import Channel, ChannelClosed, ChannelError, ChannelTimeout, ProtocolViolation
+
+ENV_PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_HOME",
+                   "CUDA_PATH", "ROCM_PATH", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "CC", "CXX",
+                   "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "MAX_JOBS")  # fmt: skip
+STARTUP_TIMEOUT_S = 120.0
+
+
+class SandboxFailure(Exception):
+    """The sandbox stopped answering: `kind` is died, timeout, memory or protocol."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def _sandbox_env(workdir: Path, threads: int) -> dict[str, str]:
+    import kloop
+
+    env = {k: os.environ[k] for k in ENV_PASSTHROUGH if k in os.environ}
+    src_root = str(Path(kloop.__file__).resolve().parents[1])
+    extra = os.environ.get("PYTHONPATH")
+    env.update(
+        HOME=str(workdir), TMPDIR=str(workdir), PYTHONPATH=src_root + (os.pathsep + extra if extra else ""),
+        PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED=str(secrets.randbelow(2**31)),
+        OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TRITON_CACHE_DIR=str(workdir / "triton"),
+        TORCH_EXTENSIONS_DIR=str(workdir / "torch_extensions"), KLOOP_SANDBOX="1",
+    )
+    if "PATH" not in env:
+        env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+    return env
+
+
+class SandboxProcess:
+    """One fresh sandbox. `start()` returns at once, so the next one can warm up in parallel."""
+
+    def __init__(self, *, device: str, threads: int, memory_limit_mb: int, log_path: Path,
+                 label: str = "candidate") -> None:  # fmt: skip
+        self.device = device
+        self.threads = threads
+        self.memory_limit_mb = memory_limit_mb
+        self.log_path = log_path
+        self.label = label
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"kloop-sandbox-{label}-"))
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.channel: Channel | None = None
+        self.started_ns = 0
+        self.ready_ns = 0
+        self._hello: dict[str, Any] | None = None
+        self._over_memory = False
+        self._stop = threading.Event()
+
+    def start(self) -> SandboxProcess:
+        parent, child = socket.socketpair()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "kloop.verify.sandbox", "--fd", str(child.fileno()),
+               "--device", self.device, "--threads", str(self.threads), "--memory-mb", str(self.memory_limit_mb)]  # fmt: skip
+        self.started_ns = time.perf_counter_ns()
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                cmd, cwd=self.workdir, env=_sandbox_env(self.workdir, self.threads), stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT, pass_fds=[child.fileno()], start_new_session=True,
+            )
+        child.close()
+        self.channel = Channel(parent)
+        threading.Thread(target=self._watch_memory, daemon=True, name="kloop-memory-watch").start()
+        return self
+
+    def wait_ready(self) -> dict[str, Any]:
+        """Block until the sandbox's hello (torch imported, timer captured)."""
+        if self._hello is None:
+            assert self.channel is not None
+            self._hello, _ = self._receive(STARTUP_TIMEOUT_S, expect=None)
+            if self._hello.get("op") != "hello":
+                self._fail("protocol", f"expected hello, got {str(self._hello)[:200]}")
+            self.ready_ns = time.perf_counter_ns()
+        return self._hello
+
+    def request(self, op: str, header: dict[str, Any] | None = None, tensors: dict[str, Any] | None = None,
+                *, timeout_s: float) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+        """Send one request and return the one reply that answers it."""
+        self.wait_ready()
+        assert self.channel is not None
+        nonce = secrets.token_hex(8)
+        try:
+            self.channel.send({**(header or {}), "op": op, "nonce": nonce}, tensors)
+        except (OSError, ChannelError) as exc:
+            self._fail("died", f"could not send {op}: {exc}")
+        return self._receive(timeout_s, expect=(op, nonce))
+
+    def _receive(self, timeout_s: float, expect: tuple[str, str] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        assert self.channel is not None
+        try:
+            header, tensors = self.channel.recv(timeout_s)
+        except ChannelTimeout:
+            self._fail("timeout", f"no answer within {timeout_s:g} s")
+        except ChannelClosed:
+            self._fail("memory" if self._over_memory else "died", self._death_detail())
+        except ProtocolViolation as exc:
+            self._fail("protocol", str(exc))
+        if expect is not None and (header.get("op"), header.get("nonce")) != expect:
+            self._fail("protocol", f"reply does not answer {expect[0]}: {str(header)[:200]}")
+        return header, tensors
+
+    def _death_detail(self) -> str:
+        assert self.proc is not None
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "closed the channel but did not exit"
+        if code < 0:
+            return f"killed by {_signal_name(code)}"
+        return f"exited with status {code}"
+
+    def _fail(self, kind: str, detail: str) -> None:
+        if self._over_memory:
+            kind, detail = "memory", f"resident memory above {self.memory_limit_mb} MB"
+        self.kill()
+        raise SandboxFailure(kind, detail)
+
+    def _watch_memory(self) -> None:
+        """Kill the process group when its resident set passes the limit (CUDA runs have no RLIMIT_AS)."""
+        import psutil
+
+        limit = self.memory_limit_mb << 20
+        while not self._stop.wait(0.2):
+            if self.proc is None or self.proc.poll() is not None or limit <= 0:
+                return
+            try:
+                root = psutil.Process(self.proc.pid)
+                rss = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+            except psutil.Error:
+                continue
+            if rss > limit:
+                self._over_memory = True
+                self.kill()
+                return
+
+    def log_tail(self, limit: int = 2000) -> str:
+        try:
+            data = self.log_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-limit:].decode(errors="replace")
+
+    def kill(self) -> None:
+        """Kill the whole process group; safe to call twice."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        if self.proc is not None:
+            # children that outlived the leader still carry its process group id
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        """Say bye when it still listens, then make sure it is gone and its temp dir removed."""
+        self._stop.set()
+        if self.proc is not None and self.proc.poll() is None and self._hello is not None:
+            with contextlib.suppress(SandboxFailure):
+                self.request("bye", timeout_s=5)
+        self.kill()
+        if self.channel is not None:
+            self.channel.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> SandboxProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,290 @@
+"""The sandbox process: `python -m kloop.verify.sandbox --fd N`. Untrusted once the candidate loads.
+
+It answers the supervisor's requests over the channel on fd N, one reply per request, and does
+nothing else: `load` (build and import the candidate), `stage` (receive one workload's inputs),
+`run` (one call with poisoned destination buffers), `time` (a timing batch on fresh inputs),
+`fetch` (outputs of chosen timed iterations), `bye`. It never sees the seed, the reference, the task
+files or any workload it was not sent. Its stdout/stderr go to a log file nobody parses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import os
+import resource
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kloop.verify.channel import Channel, ChannelClosed, ProtocolViolation, tensor_to_bytes
+from kloop.verify.clocks import make_clock
+from kloop.verify.policy import SYSTEM_ROOTS, SandboxPolicy, python_roots
+from kloop.verify.stats import fresh_inputs, iteration_seeds
+
+MAX_KEPT_BYTES = 512 << 20  # outputs of timed iterations kept for re-checking
+
+
+def _limit_memory(limit_mb: int, device: str) -> None:
+    """RLIMIT_AS, soft and hard, so the candidate cannot raise it back (CPU only: CUDA reserves VA)."""
+    if limit_mb > 0 and device == "cpu":
+        limit = limit_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _digest(tensor: Any) -> str:
+    return hashlib.sha256(tensor_to_bytes(tensor)[1]).hexdigest()
+
+
+class Harness:
+    """State of one sandbox: the built candidate, the staged workload, kept timed outputs."""
+
+    def __init__(self, channel: Channel, device: str, workdir: Path) -> None:
+        import torch
+
+        self.torch = torch
+        self.channel = channel
+        self.device = device
+        self.workdir = workdir
+        self.clock = make_clock(device)  # captured before any candidate code runs
+        self.harness_threads = set(threading.enumerate())
+        self.fn: Callable[..., Any] | None = None
+        self.dps = True
+        self.inputs: dict[str, Any] = {}
+        self.output_specs: list[dict[str, Any]] = []
+        self.kept: dict[tuple[int, int], list[Any]] = {}
+        self.kept_bytes = 0
+        self.policy: SandboxPolicy | None = None
+
+    # -- requests -----------------------------------------------------------------------------
+    def load(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        from kloop.task.schema import Solution
+
+        solution = Solution.model_validate(req["solution"])
+        src = self.workdir / "solution"
+        for source in solution.sources:
+            path = src / source.path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(source.content)
+        sys.path.insert(0, str(src))
+        self._arm_policy(req)
+        try:
+            built = _build(solution, self.device, Path(req["cache_dir"]), src)
+        except Exception as exc:  # any failure to build or import is the candidate's compile error
+            return {"ok": False, "kind": "compile", "error": _describe(exc)}, {}
+        self.fn = built.fn
+        self.dps = bool(built.destination_passing)
+        return {
+            "ok": True,
+            "language": str(getattr(built.language, "value", built.language)),
+            "destination_passing": self.dps,
+            "timing_meaningful": bool(getattr(built, "timing_meaningful", True)),
+            "cache_key": str(getattr(built, "cache_key", "")),
+            "new_threads": self._new_threads(),
+        }, {}
+
+    def stage(self, req: dict[str, Any], tensors: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        self.inputs = {}
+        scalars = req.get("scalars", {})
+        for name in req["order"]:
+            self.inputs[name] = tensors[name].to(self.device) if name in tensors else scalars[name]
+        self.output_specs = list(req["outputs"])
+        self.kept.clear()
+        self.kept_bytes = 0
+        gc.collect()
+        return {"ok": True}, {}
+
+    def run(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        inputs = {k: (v.clone() if isinstance(v, self.torch.Tensor) else v) for k, v in self.inputs.items()}
+        self._scrub(req["poison"])
+        try:
+            elapsed, outs = self.clock.time_call(self._call_with(inputs, req["poison"]))
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt are runtime errors too
+            return {"ok": False, "kind": "runtime", "error": _describe(exc)}, {}
+        meta, tensors = self._describe_outputs(outs)
+        digests = {k: _digest(v) for k, v in inputs.items() if isinstance(v, self.torch.Tensor)}
+        return {"ok": True, "outputs": meta, "input_digests": digests, "elapsed_ns": elapsed,
+                "new_threads": self._new_threads(), "violations": self._violations()}, tensors
+
+    def time(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        batch, count, warmup = int(req["batch"]), int(req["iterations"]), int(req["warmup"])
+        seeds = iteration_seeds(int(req["seed"]), count + warmup)
+        noop = bool(req.get("noop"))
+        times: list[int] = []
+        try:
+            for i, seed in enumerate(seeds):
+                inputs = fresh_inputs(self.inputs, seed)
+                call = self._call_with(inputs, req["poison"]) if not noop else _noop
+                self.clock.sync()
+                elapsed, outs = self.clock.time_call(call)
+                if i < warmup:
+                    continue
+                times.append(elapsed)
+                if not noop:
+                    self._keep(batch, i - warmup, outs)
+        except BaseException as exc:
+            return {"ok": False, "kind": "runtime", "error": _describe(exc)}, {}
+        return {"ok": True, "times_ns": times, "new_threads": self._new_threads(),
+                "violations": self._violations()}, {}
+
+    def fetch(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        tensors: dict[str, Any] = {}
+        missing = []
+        for batch, index in req["which"]:
+            outs = self.kept.get((batch, index))
+            if outs is None:
+                missing.append([batch, index])
+                continue
+            for j, out in enumerate(outs):
+                tensors[f"{batch}:{index}:{j}"] = out
+        return {"ok": True, "missing": missing}, tensors
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _call_with(self, inputs: dict[str, Any], poison: list[float]) -> Callable[[], Any]:
+        fn = self.fn
+        assert fn is not None
+        args = list(inputs.values())
+        if not self.dps:
+            return lambda: fn(*args)
+        outs = [self._poisoned(spec, poison) for spec in self.output_specs]
+
+        def call() -> Any:
+            fn(*args, *outs)
+            return outs
+
+        return call
+
+    def _poisoned(self, spec: dict[str, Any], poison: list[float]) -> Any:
+        torch = self.torch
+        dtype = getattr(torch, spec["dtype"])
+        value: Any = poison[0] if dtype.is_floating_point else int(poison[1])
+        if dtype == torch.bool:
+            value = poison[1] % 2 == 1
+        return torch.full(spec["shape"], value, dtype=dtype, device=self.device)
+
+    def _scrub(self, poison: list[float]) -> None:
+        """Fill and free output-sized buffers so memory a candidate reuses holds poison, not answers."""
+        total = sum(int(_numel(s["shape"])) for s in self.output_specs)
+        if total:
+            junk = self.torch.full((2 * total,), float(poison[0]), device=self.device)
+            del junk
+
+    def _describe_outputs(self, outs: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        torch = self.torch
+        if isinstance(outs, torch.Tensor) or not isinstance(outs, list | tuple):
+            outs = [outs]
+        meta: list[dict[str, Any]] = []
+        tensors: dict[str, Any] = {}
+        for i, out in enumerate(outs):
+            entry: dict[str, Any] = {"index": i, "type": f"{type(out).__module__}.{type(out).__qualname__}",
+                                     "exact_type": type(out) is torch.Tensor}
+            if entry["exact_type"] and (out.is_meta or out.layout != torch.strided or out.device.type not in ("cpu", "cuda")):
+                entry.update(exact_type=False, type=f"torch.Tensor on {out.device} with layout {out.layout} (no data)")
+            if entry["exact_type"]:
+                entry.update(dtype=str(out.dtype).removeprefix("torch."), shape=list(out.shape))
+                try:
+                    tensors[str(i)] = out
+                except Exception as exc:
+                    entry["error"] = _describe(exc)
+            meta.append(entry)
+        return meta, tensors
+
+    def _keep(self, batch: int, index: int, outs: Any) -> None:
+        torch = self.torch
+        if isinstance(outs, torch.Tensor) or not isinstance(outs, list | tuple):
+            outs = [outs]
+        if not all(type(o) is torch.Tensor for o in outs):
+            self.kept[(batch, index)] = []
+            return
+        size = sum(o.numel() * o.element_size() for o in outs)
+        if self.kept_bytes + size > MAX_KEPT_BYTES:
+            return
+        self.kept[(batch, index)] = [o.detach().clone() for o in outs]
+        self.kept_bytes += size
+
+    def _new_threads(self) -> list[str]:
+        return [t.name for t in threading.enumerate() if t not in self.harness_threads and t.is_alive()]
+
+    def _violations(self) -> list[str]:
+        return list(self.policy.violations) if self.policy else []
+
+    def _arm_policy(self, req: dict[str, Any]) -> None:
+        allow = [*python_roots(), *SYSTEM_ROOTS, str(self.workdir), req["cache_dir"], *req.get("allow", [])]
+        self.policy = SandboxPolicy(allow=allow, deny=list(req.get("deny", [])))
+        self.policy.install()
+
+
+def _numel(shape: list[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _noop() -> None:
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) < 2000 else text[:2000] + "..."
+
+
+def _build(solution: Any, device: str, cache_dir: Path, solution_dir: Path) -> Any:
+    from kloop.build import build_solution
+
+    return build_solution(solution, device=device, cache_dir=cache_dir, solution_dir=solution_dir)
+
+
+def serve(channel: Channel, harness: Harness) -> int:
+    """Answer requests until `bye` or the channel closes; every reply echoes the request's nonce."""
+    handlers = {"load": harness.load, "stage": harness.stage, "run": harness.run,
+                "time": harness.time, "fetch": harness.fetch}  # fmt: skip
+    while True:
+        try:
+            req, tensors = channel.recv()
+        except ChannelClosed:
+            return 0
+        op = req.get("op")
+        if op == "bye":
+            channel.send({"nonce": req.get("nonce"), "ok": True})
+            return 0
+        handler = handlers.get(str(op))
+        if handler is None:
+            reply, out = {"ok": False, "kind": "protocol", "error": f"unknown op {op!r}"}, {}
+        else:
+            try:
+                reply, out = handler(req, tensors)
+            except Exception as exc:
+                traceback.print_exc()
+                reply, out = {"ok": False, "kind": "runtime", "error": _describe(exc)}, {}
+        try:
+            channel.send({**reply, "nonce": req.get("nonce"), "op": op}, out)
+        except (ProtocolViolation, RuntimeError, TypeError) as exc:  # outputs that cannot become bytes
+            channel.send({"ok": False, "kind": "runtime", "error": _describe(exc), "nonce": req.get("nonce"), "op": op})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kloop.verify.sandbox")
+    parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--memory-mb", type=int, default=0)
+    args = parser.parse_args(argv)
+    _limit_memory(args.memory_mb, args.device)
+    import torch
+
+    torch.set_num_threads(max(1, args.threads))
+    channel = Channel.from_fd(args.fd)
+    harness = Harness(channel, args.device, Path.cwd())
+    channel.send({"op": "hello", "pid": os.getpid(), "time": time.time(), "torch": torch.__version__})
+    return serve(channel, harness)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

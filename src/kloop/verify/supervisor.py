@@ -1,0 +1,248 @@
+"""The trusted side: one `Verification` per candidate, from secret seed to verdict.
+
+The supervisor holds the task, draws the seed, generates inputs, computes the reference (float64
+where the reference allows), sends the sandbox only the inputs of the workload at hand, compares
+what comes back, times candidate and baseline interleaved, and writes the verdict. The sandbox is
+asked for data only; every decision is taken here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import tempfile
+import time
+from pathlib import Path
+
+from kloop.build import default_cache_dir
+from kloop.task.load import Task
+from kloop.task.schema import Definition, Solution, Workload
+from kloop.verify.checks import CheckBook
+from kloop.verify.process import SandboxFailure, SandboxProcess
+from kloop.verify.result import VerifyOptions, VerifyResult, VerifyStatus, WorkloadResult, worst
+from kloop.verify.workload import WorkloadJudge, derive_seed
+
+FAILURE_CHECK = {"died": "runtime", "timeout": "timeout", "memory": "memory", "protocol": "protocol"}
+BUILD_TIMEOUT_FLOOR_S = 600.0
+
+
+def reference_solution(definition: Definition) -> Solution:
+    """The definition's reference as a python solution: the baseline when the task ships none."""
+    return Solution.model_validate({
+        "name": f"{definition.name}_reference", "definition": definition.name, "author": "reference",
+        "spec": {"language": "python", "target_hardware": ["cpu", "cuda"], "entry_point": "reference.py::run",
+                 "destination_passing_style": False},
+        "sources": [{"path": "reference.py", "content": definition.reference}],
+    })  # fmt: skip
+
+
+class Verification:
+    """Verifies one solution against one task; `run()` returns the verdict."""
+
+    def __init__(self, task: Task, solution: Solution, options: VerifyOptions, device: str,
+                 baseline: Solution | None) -> None:  # fmt: skip
+        self.task = task
+        self.solution = solution
+        self.options = options
+        self.device = device
+        self.baseline = baseline
+        self.seed = options.seed if options.seed is not None else secrets.randbits(63)
+        self.book = CheckBook()
+        self.log_dir = options.log_dir or Path(tempfile.mkdtemp(prefix="kloop-verify-"))
+        self.cache_dir = (options.cache_dir or default_cache_dir()).resolve()
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self.candidate: SandboxProcess | None = None
+        self.base_box: SandboxProcess | None = None
+        self.timing_meaningful = True
+        self.dps = True
+        self.results: list[WorkloadResult] = []
+        self.phase_ns: dict[str, int] = {}
+        self.geomean: tuple[float, list[float]] | None = None
+
+    # -- entry ---------------------------------------------------------------------------------
+    def run(self) -> VerifyResult:
+        from kloop.verify.integrity import task_fingerprint, verify_integrity
+
+        verify_integrity(self.task, self.options.expected_manifest, self.book)
+        before = task_fingerprint(self.task)
+        self.candidate = self._sandbox("candidate").start()
+        if self._wants_speedup():
+            self.base_box = self._sandbox("baseline").start()
+        try:
+            self._verify_candidate()
+        finally:
+            for box in (self.candidate, self.base_box):
+                if box is not None:
+                    box.close()
+        for name in ("runtime", "timeout", "memory", "protocol"):
+            if self.book.ok(name) and self.results:
+                self.book.passed(name)
+        if task_fingerprint(self.task) != before:
+            self.book.failed("integrity", "task files changed while the candidate ran")
+        return self._result()
+
+    def _wants_speedup(self) -> bool:
+        return self.options.timing and self.options.speedup and self.baseline is not None
+
+    def _sandbox(self, label: str) -> SandboxProcess:
+        return SandboxProcess(device=self.device, threads=self.options.threads,
+                              memory_limit_mb=self.options.memory_limit_mb,
+                              log_path=self.log_dir / f"{label}.log", label=label)  # fmt: skip
+
+    def _verify_candidate(self) -> None:
+        assert self.candidate is not None
+        listed, heldout = self._select_workloads()
+        judge = WorkloadJudge(self.task, self.book, self.seed, self.dps)
+        try:
+            t0 = time.perf_counter_ns()
+            if not self._load(self.candidate, self.solution, candidate=True):
+                return
+            self.phase_ns["load"] = time.perf_counter_ns() - t0
+            judge.dps = self.dps
+            for workload, is_heldout in [*((w, False) for w in listed), *((w, True) for w in heldout)]:
+                result = judge.judge(self.candidate, workload, is_heldout, self.options.timeout_s)
+                self.results.append(result)
+                if result.status in (VerifyStatus.RUNTIME_ERROR, VerifyStatus.TIMEOUT, VerifyStatus.REJECTED):
+                    break
+            for name, ns in judge.phase_ns.items():
+                self.phase_ns[name] = ns
+        except SandboxFailure as exc:
+            self._record_failure(exc)
+            return
+        if self.book.status() is VerifyStatus.PASSED:
+            self._time(listed, judge)
+        else:
+            self._skip_timing("candidate did not pass correctness")
+
+    def _select_workloads(self) -> tuple[list[Workload], list[Workload]]:
+        from kloop.task.inputs import heldout_workloads
+
+        listed = list(self.task.workloads)
+        if self.options.workloads is not None:
+            listed = listed[: self.options.workloads]
+        heldout = heldout_workloads(self.task.definition, listed, seed=derive_seed(self.seed, "heldout"),
+                                    count=self.options.heldout)  # fmt: skip
+        if not heldout:
+            self.book.skip("heldout", "the definition has no var axes to draw beyond the listed values")
+        return listed, heldout
+
+    def _load(self, box: SandboxProcess, solution: Solution, *, candidate: bool) -> bool:
+        """Build and import in the sandbox; record build/timing facts. False when it failed."""
+        deny = [str(p) for p in (self.task.root, self.task.definition_path, self.task.workloads_path,
+                                 self.task.baseline_path) if p is not None]  # fmt: skip
+        timeout = max(self.options.timeout_s, BUILD_TIMEOUT_FLOOR_S) if self.options.build_timeout_s is None \
+            else self.options.build_timeout_s
+        reply, _ = box.request("load", {"solution": solution.model_dump(mode="json"), "cache_dir": str(self.cache_dir),
+                                        "deny": deny}, timeout_s=timeout)  # fmt: skip
+        if not reply.get("ok"):
+            if candidate:
+                self.book.failed("build", str(reply.get("error", "build failed"))[:2000])
+            return False
+        if candidate:
+            self.dps = bool(reply.get("destination_passing", True))
+            self.timing_meaningful = bool(reply.get("timing_meaningful", True))
+            self.book.passed("build", f"{reply.get('language')} solution built (cache {str(reply.get('cache_key'))[:12]})")
+            threads = reply.get("new_threads") or []
+            if threads:
+                self.book.failed("background_threads", f"threads started at import: {threads}")
+        return True
+
+    def _record_failure(self, exc: SandboxFailure, where: str = "") -> None:
+        check = FAILURE_CHECK.get(exc.kind, "runtime")
+        prefix = f"{where}: " if where else ""
+        self.book.failed(check, f"{prefix}sandbox {exc.detail}")
+        self._skip_timing(f"sandbox failed ({exc.kind})")
+
+    # -- timing --------------------------------------------------------------------------------
+    def _skip_timing(self, why: str) -> None:
+        self.timing_note = why
+        for name in ("timed_outputs", "physics_floor", "wall_clock"):
+            self.book.skip(name, why)
+
+    timing_note: str | None = None
+
+    def _time(self, listed: list[Workload], judge: WorkloadJudge) -> None:
+        from kloop.verify.timed import TimingSession
+
+        if not self.options.timing:
+            self._skip_timing("timing disabled (--no-timing)")
+            return
+        if not self.timing_meaningful:
+            self._skip_timing("timing not meaningful here (e.g. Triton in interpreter mode on CPU)")
+            return
+        assert self.candidate is not None
+        base_ok = False
+        if self.base_box is not None and self.baseline is not None:
+            try:
+                base_ok = self._load(self.base_box, self.baseline, candidate=False)
+            except SandboxFailure as exc:
+                self.timing_note = f"baseline sandbox failed: {exc.detail}"
+            if not base_ok and self.timing_note is None:
+                self.timing_note = "baseline failed to build; no speedup"
+        session = TimingSession(self, judge, self.candidate, self.base_box if base_ok else None)
+        t0 = time.perf_counter_ns()
+        try:
+            session.run(listed)
+        except SandboxFailure as exc:
+            self._record_failure(exc, where="timing")
+        self.phase_ns["timing"] = time.perf_counter_ns() - t0
+        if session.note and self.timing_note is None:
+            self.timing_note = session.note
+
+    # -- verdict -------------------------------------------------------------------------------
+    def _result(self) -> VerifyResult:
+        from kloop.verify.timed import summarize
+
+        status = worst([self.book.status(), *(r.status for r in self.results)])
+        summary = summarize(self.results, self.timing_note, self.geomean)
+        return VerifyResult(
+            status=status, reasons=self.book.reasons(), task=self.task.definition.name, solution=self.solution.name,
+            device=self.device, checks=self.book.rows(), workloads=self.results, summary=summary,
+            environment=environment(self.device, self.options.threads),
+            log_path=str(self.log_dir / "candidate.log"),
+        )
+
+
+def environment(device: str, threads: int) -> dict[str, str]:
+    import platform
+
+    import torch
+
+    import kloop
+
+    env = {"python": platform.python_version(), "torch": torch.__version__, "kloop": getattr(kloop, "__version__", "0"),
+           "threads": str(threads), "platform": platform.platform()}  # fmt: skip
+    if device == "cuda" and torch.cuda.is_available():
+        env["hardware"] = torch.cuda.get_device_name(0)
+        env["cuda"] = str(torch.version.cuda)
+    else:
+        env["hardware"] = platform.processor() or platform.machine()
+    try:
+        import triton
+
+        env["triton"] = triton.__version__
+    except ImportError:
+        pass
+    return env
+
+
+def resolve_device(requested: str) -> str:
+    """auto -> cuda when a CUDA device is present, else cpu."""
+    import torch
+
+    from kloop.errors import BadInput
+
+    has_cuda = torch.cuda.is_available()
+    if requested == "cuda" and not has_cuda:
+        raise BadInput("--device", "cuda was requested but torch sees no CUDA device")
+    if requested == "auto":
+        return "cuda" if has_cuda else "cpu"
+    return requested
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

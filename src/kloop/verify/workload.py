@@ -1,0 +1,248 @@
+"""Correctness of one workload: inputs, float64 reference, two poisoned runs, every output check.
+
+`WorkloadJudge` runs on the supervisor. It stages a workload's inputs in the sandbox, asks for two
+runs (destination buffers poisoned with different patterns), and records shape, dtype, exact type,
+finite, outputs-written, numeric (or held-out), inputs-unmodified and determinism in the CheckBook.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import defaultdict
+from typing import Any
+
+from kloop.errors import BadInput
+from kloop.task.load import Task
+from kloop.task.schema import Workload
+from kloop.verify.checks import CheckBook
+from kloop.verify.process import SandboxProcess
+from kloop.verify.result import VerifyStatus, WorkloadResult, worst
+
+# (float pattern, integer pattern) per run; the second run uses the second pattern.
+POISONS: tuple[list[float], list[float]] = ([1234.5, -77], [-567.25, -99])
+
+
+def derive_seed(seed: int, label: str) -> int:
+    """A 63-bit seed for one purpose (a workload, the held-out draw), from the secret seed."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{label}".encode()).digest()[:8], "little") >> 1
+
+
+def digest_tensor(tensor: Any) -> str:
+    from kloop.verify.channel import tensor_to_bytes
+
+    return hashlib.sha256(tensor_to_bytes(tensor)[1]).hexdigest()
+
+
+class WorkloadJudge:
+    """Holds the definition and reference; judges workloads one at a time."""
+
+    def __init__(self, task: Task, book: CheckBook, seed: int, dps: bool) -> None:
+        from kloop.task.reference import load_reference
+
+        self.task = task
+        self.definition = task.definition
+        self.book = book
+        self.seed = seed
+        self.dps = dps
+        self.reference = load_reference(self.definition)
+        self.phase_ns: dict[str, int] = defaultdict(int)
+        self.call_ns: dict[str, int] = {}
+        """Fastest correctness-run time per workload uuid: sizes the timing batches."""
+
+    # -- supervisor-side data ------------------------------------------------------------------
+    def inputs_for(self, workload: Workload) -> tuple[dict[str, Any], dict[str, int]]:
+        """CPU inputs (from the secret seed) and the resolved axes of a workload."""
+        from kloop.task.inputs import make_inputs
+        from kloop.task.shapes import resolve_axes
+
+        t0 = time.perf_counter_ns()
+        inputs = make_inputs(self.definition, workload, seed=derive_seed(self.seed, workload.uuid), device="cpu",
+                             task_root=self.task.root)  # fmt: skip
+        self.phase_ns["inputs"] += time.perf_counter_ns() - t0
+        return inputs, resolve_axes(self.definition, workload)
+
+    def reference_outputs(self, inputs: dict[str, Any], axes: dict[str, int], where: str) -> dict[str, Any]:
+        """Reference outputs, computed in float64 when the reference accepts upcast inputs."""
+        import torch
+
+        from kloop.task.reference import outputs_as_dict
+
+        t0 = time.perf_counter_ns()
+        shapes = self.expected_shapes(axes)
+        up = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+              for k, v in inputs.items()}  # fmt: skip
+        outs: dict[str, Any] | None = None
+        for candidate_inputs in (up, inputs):
+            try:
+                with torch.no_grad():
+                    result = outputs_as_dict(self.definition, self.reference(*candidate_inputs.values()))
+            except Exception as exc:
+                error = exc
+                continue
+            if all(isinstance(v, torch.Tensor) and tuple(v.shape) == shapes[k] for k, v in result.items()):
+                outs = {k: v.detach().cpu() for k, v in result.items()}
+                break
+            error = ValueError(f"reference returned shapes {[tuple(getattr(v, 'shape', ())) for v in result.values()]}")
+        self.phase_ns["reference"] += time.perf_counter_ns() - t0
+        if outs is None:
+            raise BadInput(f"definition {self.definition.name}", f"reference fails on {where}: {error}")
+        return outs
+
+    def expected_shapes(self, axes: dict[str, int]) -> dict[str, tuple[int, ...]]:
+        from kloop.task.shapes import tensor_shapes
+
+        shapes = tensor_shapes(self.definition, axes)
+        return {name: tuple(shapes[name] or ()) for name in self.definition.outputs}
+
+    def output_specs(self, axes: dict[str, int]) -> list[dict[str, Any]]:
+        from kloop.task.inputs import torch_dtype
+
+        shapes = self.expected_shapes(axes)
+        return [{"name": n, "shape": list(shapes[n]), "dtype": str(torch_dtype(s.dtype, n)).removeprefix("torch.")}
+                for n, s in self.definition.outputs.items()]  # fmt: skip
+
+    def label(self, workload: Workload, axes: dict[str, int]) -> str:
+        var = {a: axes[a] for a in self.definition.var_axes if a in axes}
+        return f"workload {workload.uuid[:18]} {var}"
+
+    # -- sandbox interaction -------------------------------------------------------------------
+    def stage(self, box: SandboxProcess, inputs: dict[str, Any], axes: dict[str, int], timeout_s: float) -> None:
+        import torch
+
+        tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+        scalars = {k: v for k, v in inputs.items() if not isinstance(v, torch.Tensor)}
+        box.request("stage", {"order": list(inputs), "scalars": scalars, "outputs": self.output_specs(axes)},
+                    tensors, timeout_s=timeout_s)  # fmt: skip
+
+    def judge(self, box: SandboxProcess, workload: Workload, heldout: bool, timeout_s: float) -> WorkloadResult:
+        """Stage, run twice with different poisons, and record every correctness check."""
+        import torch
+
+        inputs, axes = self.inputs_for(workload)
+        where = self.label(workload, axes)
+        ref = self.reference_outputs(inputs, axes, where)
+        var_axes = {a: axes[a] for a in self.definition.var_axes if a in axes}
+        result = WorkloadResult(uuid=workload.uuid, axes=var_axes, heldout=heldout)
+        digests = {k: digest_tensor(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+        self.stage(box, inputs, axes, timeout_s)
+        statuses: list[VerifyStatus] = []
+        runs: list[list[Any]] = []
+        t0 = time.perf_counter_ns()
+        for poison in POISONS:
+            reply, tensors = box.request("run", {"poison": poison}, timeout_s=timeout_s)
+            outs = self.inspect(reply, tensors, axes, where, statuses)
+            if outs is None:
+                break
+            self.check_inputs(reply.get("input_digests", {}), digests, where, statuses)
+            runs.append(outs)
+            elapsed = int(reply.get("elapsed_ns") or 0)
+            self.call_ns[workload.uuid] = min(self.call_ns.get(workload.uuid, elapsed), elapsed)
+        self.phase_ns["runs"] += time.perf_counter_ns() - t0
+        t0 = time.perf_counter_ns()
+        if len(runs) == len(POISONS):
+            self.check_values(runs, ref, where, heldout, statuses, result)
+        self.phase_ns["checks"] += time.perf_counter_ns() - t0
+        result.status = worst(statuses)
+        return result
+
+    def inspect(self, reply: dict[str, Any], tensors: dict[str, Any], axes: dict[str, int], where: str,
+                statuses: list[VerifyStatus]) -> list[Any] | None:  # fmt: skip
+        """Runtime, policy, thread, type, count, shape and dtype checks on one reply."""
+        book = self.book
+        if not reply.get("ok"):
+            statuses.append(book.failed("runtime", f"{where}: {str(reply.get('error', 'call failed'))[:500]}"))
+            return None
+        self.check_sandbox(reply, where, statuses)
+        meta = reply.get("outputs") or []
+        specs = self.output_specs(axes)
+        if len(meta) != len(specs):
+            statuses.append(book.failed("shape", f"{where}: {len(meta)} outputs returned, {len(specs)} expected"))
+            return None
+        outs = []
+        for entry, spec in zip(meta, specs, strict=True):
+            name = spec["name"]
+            if not entry.get("exact_type"):
+                statuses.append(book.failed("exact_type", f"{where}: output {name} is {entry.get('type')}"))
+                return None
+            if entry.get("shape") != spec["shape"]:
+                statuses.append(book.failed("shape", f"{where}: output {name} has shape {entry.get('shape')}, expected {spec['shape']}"))
+                return None
+            if entry.get("dtype") != spec["dtype"]:
+                statuses.append(book.failed("dtype", f"{where}: output {name} is {entry.get('dtype')}, expected {spec['dtype']}"))
+                return None
+            tensor = tensors.get(str(entry.get("index")))
+            if tensor is None or list(tensor.shape) != spec["shape"]:
+                statuses.append(book.failed("protocol", f"{where}: output {name} missing from the reply"))
+                return None
+            outs.append(tensor)
+        for name in ("exact_type", "shape", "dtype"):
+            book.passed(name)
+        return outs
+
+    def check_sandbox(self, reply: dict[str, Any], where: str, statuses: list[VerifyStatus]) -> None:
+        if reply.get("violations"):
+            statuses.append(self.book.failed("sandbox_policy", f"{where}: {reply['violations'][:3]}"))
+        else:
+            self.book.passed("sandbox_policy")
+        if reply.get("new_threads"):
+            statuses.append(self.book.failed("background_threads", f"{where}: still running after return: {reply['new_threads'][:5]}"))
+        else:
+            self.book.passed("background_threads")
+
+    def check_inputs(self, got: dict[str, str], want: dict[str, str], where: str, statuses: list[VerifyStatus]) -> None:
+        changed = [k for k, v in want.items() if got.get(k) != v]
+        if changed:
+            statuses.append(self.book.failed("inputs_unmodified", f"{where}: inputs {changed} changed by the call"))
+        else:
+            self.book.passed("inputs_unmodified")
+
+    def check_values(self, runs: list[list[Any]], ref: dict[str, Any], where: str, heldout: bool,
+                     statuses: list[VerifyStatus], result: WorkloadResult) -> None:  # fmt: skip
+        from kloop.task.shapes import comparator_for, tolerance_for
+        from kloop.verify.compare import compare, same, unwritten
+
+        book = self.book
+        max_abs = max_rel = 0.0
+        numeric_check = "heldout" if heldout else "numeric"
+        for i, name in enumerate(self.definition.outputs):
+            tol, comp = tolerance_for(self.definition, name), comparator_for(self.definition, name)
+            a, b = runs[0][i], runs[1][i]
+            holes = unwritten(a, b, POISONS) if self.dps else 0
+            if holes:
+                statuses.append(book.failed("outputs_written", f"{where}: {holes}/{a.numel()} elements of {name} never written"))
+            else:
+                book.passed("outputs_written", "" if self.dps else "value-returning solution: scrubbed memory")
+            for run, out in (("run 1", a), ("run 2", b)):
+                c = compare(out, ref[name], tol, comp)
+                max_abs, max_rel = max(max_abs, c.max_abs_error), max(max_rel, c.max_rel_error)
+                if not c.finite:
+                    statuses.append(book.failed("finite", f"{where} {run}: {name}: {c.detail}"))
+                elif not c.numeric:
+                    statuses.append(book.failed(numeric_check, f"{where} {run}: {name}: {c.detail}"))
+                else:
+                    book.passed("finite")
+                    book.passed(numeric_check, f"max abs err {max_abs:.3g}")
+            agree, diff = same(a, b, tol)
+            if not agree:
+                statuses.append(book.failed("determinism", f"{where}: {name} differs between two runs (max diff {diff:.3g})"))
+            else:
+                book.passed("determinism")
+        result.max_abs_error, result.max_rel_error = max_abs, max_rel
+
+    def compare_outputs(self, outs: list[Any], ref: dict[str, Any]) -> tuple[bool, str]:
+        """For re-checked timed iterations: all outputs right (type, shape, dtype, values)?"""
+        import torch
+
+        from kloop.task.shapes import comparator_for, tolerance_for
+        from kloop.verify.compare import compare
+
+        if len(outs) != len(ref):
+            return False, f"{len(outs)} outputs, {len(ref)} expected"
+        for out, (name, expected) in zip(outs, ref.items(), strict=True):
+            if type(out) is not torch.Tensor or out.shape != expected.shape:
+                return False, f"output {name} has the wrong type or shape"
+            c = compare(out, expected, tolerance_for(self.definition, name), comparator_for(self.definition, name))
+            if not c.numeric:
+                return False, f"output {name}: {c.detail}"
+        return True, ""

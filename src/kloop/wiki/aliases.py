@@ -1,0 +1,207 @@
+"""The alias table: canonical kernel-engineering names, their spellings, and what they imply.
+
+One table (data/aliases.yaml) serves two jobs, so they can never drift apart:
+classifying commit text into techniques / tags / arch / vendor, and expanding search queries
+(`wgmma` <-> `warpgroup mma`, `lds` <-> `shared memory`). Matching is on token boundaries:
+a match may not touch a letter or digit on either side, so `lds` never fires inside `builds`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kloop.errors import BadInput
+
+AliasField = Literal["technique", "tag", "arch", "vendor"]
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+# Inflections a text token may carry beyond a synonym's last token, with the shortest stem
+# each may leave: 'tmas' -> 'tma', 'swizzled' -> 'swizzle', but 'cked' is never 'ck'.
+_INFLECTIONS: tuple[tuple[str, int], ...] = (("s", 2), ("es", 4), ("ed", 4), ("d", 4), ("ing", 4))
+
+
+def tokens_of(text: str) -> list[str]:
+    """Lower-case alphanumeric tokens: '_', '-', '.', '/' and spaces all separate."""
+    return _TOKEN.findall(text.lower())
+
+
+@lru_cache(maxsize=65536)
+def stems(token: str) -> tuple[str, ...]:
+    """The token and what it could be with an inflection removed (cached: tokens repeat)."""
+    out = [token]
+    for suffix, shortest in _INFLECTIONS:
+        if token.endswith(suffix) and len(token) - len(suffix) >= shortest:
+            out.append(token[: -len(suffix)])
+    return tuple(out)
+
+
+class AliasRow(BaseModel):
+    """One canonical name and everything that spells or implies it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    canonical: str = Field(..., description="Name stored on entries.")
+    field: AliasField = Field(..., description="Which entry field a match fills.")
+    vendor: Literal["nvidia", "amd"] | None = Field(None, description="Vendor a match implies.")
+    arch: list[str] = Field(
+        default_factory=list, description="Usual architectures (documentation; a technique is no arch claim)."
+    )
+    findings: list[str] = Field(default_factory=list, description="Profiler finding ids it answers.")
+    synonyms: list[str] = Field(..., min_length=1, description="Spellings that classify text as this row.")
+    related: list[str] = Field(default_factory=list, description="Query-expansion-only terms.")
+    expand: bool = Field(True, description="Whether queries are expanded with this row.")
+
+
+class AliasFile(BaseModel):
+    """The whole alias file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repos: dict[str, Literal["nvidia", "amd"]] = Field(default_factory=dict, description="Repo -> vendor.")
+    aliases: list[AliasRow] = Field(..., description="The rows.")
+
+
+@dataclass
+class Classification:
+    """What the alias table read out of a piece of text."""
+
+    techniques: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    arch: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    nvidia_votes: int = 0
+    amd_votes: int = 0
+
+    def vendor(self, default: str = "any") -> str:
+        """Majority of vendor signals; a tie or no signal falls back to `default`."""
+        if self.nvidia_votes > self.amd_votes:
+            return "nvidia"
+        if self.amd_votes > self.nvidia_votes:
+            return "amd"
+        return default
+
+
+class TokenMatcher:
+    """Longest-first matching of token n-grams: boundaries hold by construction."""
+
+    def __init__(self, terms: list[tuple[str, int]]) -> None:
+        self.keys: dict[tuple[str, ...], int] = {}
+        for term, row in terms:
+            parts = tokens_of(term)
+            if not parts:
+                continue
+            self.keys.setdefault(tuple(parts), row)
+            if len(parts) > 1:  # 'split k' also spells 'splitk'
+                self.keys.setdefault(("".join(parts),), row)
+        lengths: dict[str, set[int]] = {}
+        for key in self.keys:
+            lengths.setdefault(key[0], set()).add(len(key))
+        # the n-gram lengths worth trying after each first token, longest first
+        self.lengths = {first: sorted(ns, reverse=True) for first, ns in lengths.items()}
+
+    def scan(self, tokens: list[str]) -> list[tuple[int, int, int]]:
+        """(first token, end token, row) of each match, left to right, longest first."""
+        found: list[tuple[int, int, int]] = []
+        i, count = 0, len(tokens)
+        while i < count:
+            hit = self._match_at(tokens, i)
+            if hit is None:
+                i += 1
+                continue
+            found.append((i, i + hit[0], hit[1]))
+            i += hit[0]
+        return found
+
+    def _match_at(self, tokens: list[str], i: int) -> tuple[int, int] | None:
+        token = tokens[i]
+        lengths = self.lengths.get(token)
+        if lengths is None:
+            lengths = next((self.lengths[s] for s in stems(token)[1:] if s in self.lengths), None)
+            if lengths is None:
+                return None
+        for n in lengths:
+            if i + n > len(tokens):
+                continue
+            head = tuple(tokens[i : i + n - 1])
+            for last in stems(tokens[i + n - 1]):
+                row = self.keys.get((*head, last))
+                if row is not None:
+                    return n, row
+        return None
+
+
+class AliasTable:
+    """The compiled table: `classify(text)` for ingest, `expansions(query)` for search."""
+
+    def __init__(self, spec: AliasFile) -> None:
+        self.rows = spec.aliases
+        self.repo_vendor = {k.lower(): v for k, v in spec.repos.items()}
+        self._classifier = TokenMatcher([(s, i) for i, r in enumerate(self.rows) for s in r.synonyms])
+        self._expander = TokenMatcher(
+            [(s, i) for i, r in enumerate(self.rows) if r.expand for s in [*r.synonyms, *r.related]]
+        )
+
+    def matches(self, text: str) -> list[tuple[str, AliasRow]]:
+        """(matched tokens, row) for every alias occurrence, left to right."""
+        tokens = tokens_of(text)
+        return [(" ".join(tokens[a:b]), self.rows[r]) for a, b, r in self._classifier.scan(tokens)]
+
+    def classify(self, text: str) -> Classification:
+        """Techniques, tags, arch, findings and vendor votes found in `text`."""
+        out = Classification()
+        seen: set[int] = set()
+        for _, _, index in self._classifier.scan(tokens_of(text)):
+            row = self.rows[index]
+            if row.vendor == "nvidia":
+                out.nvidia_votes += 1
+            elif row.vendor == "amd":
+                out.amd_votes += 1
+            if index in seen:
+                continue
+            seen.add(index)
+            target = {"technique": out.techniques, "tag": out.tags, "arch": out.arch}.get(row.field)
+            if target is not None:
+                target.append(row.canonical)
+            out.findings.extend(f for f in row.findings if f not in out.findings)
+        return out
+
+    def expansions(self, tokens: list[str]) -> list[tuple[int, int, list[str]]]:
+        """(first, end, terms) per alias span of query tokens: the span may be any of `terms`."""
+        spans = []
+        for a, b, index in self._expander.scan(tokens):
+            row = self.rows[index]
+            terms = list(dict.fromkeys([" ".join(tokens[a:b]), *row.synonyms, *row.related]))
+            spans.append((a, b, terms))
+        return spans
+
+    def vendor_for_repo(self, repo: str) -> str | None:
+        """The vendor a whole repository is about (cutlass -> nvidia), when the table knows it."""
+        return self.repo_vendor.get(repo.lower().rsplit("/", 1)[-1])
+
+
+def load_alias_table(text: str, where: str) -> AliasTable:
+    """Parse and validate an alias file; BadInput names `where` on any problem."""
+    try:
+        raw = yaml.safe_load(text)
+        spec = AliasFile.model_validate(raw)
+    except yaml.YAMLError as exc:
+        raise BadInput(where, f"not valid YAML: {exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise BadInput(where, f"{loc}: {first['msg']}") from None
+    return AliasTable(spec)
+
+
+@lru_cache(maxsize=1)
+def default_alias_table() -> AliasTable:
+    """kloop's shipped alias table."""
+    ref = resources.files("kloop.wiki").joinpath("data/aliases.yaml")
+    return load_alias_table(ref.read_text(encoding="utf-8"), "kloop/wiki/data/aliases.yaml")

@@ -1,0 +1,222 @@
+"""GitIngester: mine a local clone's history into KernelWiki entries, incrementally.
+
+One streaming `git log` reads every commit; commits that touch kernel code become entries
+(`pr` when the history names a PR, else `commit`), classified through the alias table, with
+provenance (repo, commit, PR, paths, date, web URLs, licence). Diff excerpts come from one
+batched `git diff-tree` per batch of kernel commits. A re-run starts after the commit the last
+run ended on, and entries are deduplicated by sha either way.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+
+from kloop.errors import BadInput
+from kloop.wiki.aliases import AliasTable
+from kloop.wiki.gitlog import RawCommit, diff_excerpts, git, stream_log
+from kloop.wiki.provenance import (
+    LICENSE_FILES,
+    KernelPathRules,
+    RemoteWeb,
+    detect_license,
+    pr_number,
+    remote_web,
+)
+from kloop.wiki.schema import Confidence, EntryKind, Source, WikiEntry, utc_now
+from kloop.wiki.store import WikiStore
+
+BATCH = 2000
+EXCERPT_CHARS = 1200
+BODY_CHARS = 8000
+MERGE_SUBJECT = re.compile(r"^Merge (?:pull request|branch|remote-tracking branch)\b")
+_REPO_NAME = re.compile(r"^[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)?$")
+
+
+@dataclass
+class IngestReport:
+    """What one ingest run did."""
+
+    repo: str
+    commits_seen: int = 0
+    entries_added: int = 0
+    skipped_non_kernel: int = 0
+    skipped_known: int = 0
+    seconds: float = 0.0
+    head: str | None = None
+
+    @property
+    def commits_per_s(self) -> float:
+        return self.commits_seen / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class RepoInfo:
+    """Facts about the clone that every entry's provenance repeats."""
+
+    name: str
+    path: Path
+    web: RemoteWeb | None
+    license: str | None
+    default_vendor: str
+
+
+def check_since(since: str | None) -> str | None:
+    """--since must be an ISO date (YYYY-MM-DD or a full timestamp)."""
+    if since is None:
+        return None
+    try:
+        (datetime if "T" in since else date).fromisoformat(since)
+    except ValueError:
+        raise BadInput("--since", f"not an ISO date (YYYY-MM-DD): {since!r}") from None
+    return since
+
+
+class GitIngester:
+    """Turns a clone's history into entries in a WikiStore."""
+
+    def __init__(
+        self, store: WikiStore, *, rules: KernelPathRules | None = None, excerpt_chars: int = EXCERPT_CHARS
+    ) -> None:
+        self.store = store
+        self.aliases: AliasTable = store.aliases
+        self.rules = rules or KernelPathRules()
+        self.excerpt_chars = excerpt_chars
+
+    def ingest(
+        self, path: str | Path, repo: str | None = None, since: str | None = None, paths: list[str] | None = None
+    ) -> IngestReport:
+        """Mine `path`; `paths` are globs restricting which files (and so commits) count."""
+        started = time.perf_counter()
+        since = check_since(since)
+        info = self._repo_info(Path(path), repo)
+        report = IngestReport(repo=info.name)
+        head = git(info.path, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).strip()
+        if not head:  # an empty repository has no history yet
+            report.seconds = time.perf_counter() - started
+            return report
+        revisions = self._revisions(info, head)
+        pathspecs = [f":(glob){g}" for g in paths or []]
+        batch: list[RawCommit] = []
+        for commit in stream_log(info.path, revisions, since, pathspecs):
+            report.commits_seen += 1
+            if not any(self.rules.is_kernel(f.path) for f in commit.files):
+                report.skipped_non_kernel += 1
+                continue
+            batch.append(commit)
+            if len(batch) >= BATCH:
+                self._flush(info, batch, report)
+                batch = []
+        self._flush(info, batch, report)
+        self._record(info, head, report)
+        report.head = head
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _repo_info(self, path: Path, repo: str | None) -> RepoInfo:
+        if not path.exists():
+            raise BadInput(path, "no such directory")
+        top = git(path, "rev-parse", "--absolute-git-dir", check=False).strip()
+        if not top:
+            raise BadInput(path, "not a git repository")
+        name = repo or (path.resolve().name.removesuffix(".git") or "repo")
+        if not _REPO_NAME.match(name):
+            raise BadInput("--repo", f"repository name must be NAME or OWNER/NAME without spaces: {name!r}")
+        remote = git(path, "config", "--get", "remote.origin.url", check=False).strip()
+        return RepoInfo(
+            name=name, path=path, web=remote_web(remote) if remote else None,
+            license=self._license(path), default_vendor=self.aliases.vendor_for_repo(name) or "any",
+        )
+
+    @staticmethod
+    def _license(path: Path) -> str | None:
+        """The licence of the clone's HEAD, read from its licence file."""
+        for name in LICENSE_FILES:
+            text = git(path, "show", f"HEAD:{name}", check=False)
+            if text and (spdx := detect_license(text)):
+                return spdx
+        return None
+
+    def _revisions(self, info: RepoInfo, head: str) -> list[str]:
+        """HEAD, or `last..HEAD` when the previous run's commit is still an ancestor."""
+        state = self.store.ingest_state(info.name)
+        if state is None:
+            return [head]
+        last = state[0]
+        proc = subprocess.run(
+            ["git", "-C", str(info.path), "merge-base", "--is-ancestor", last, head],
+            capture_output=True, check=False,
+        )
+        if proc.returncode == 0:
+            return [f"{last}..{head}"]
+        return [head]  # history was rewritten (or the commit is gone): re-read it all, dedupe by sha
+
+    def _flush(self, info: RepoInfo, batch: list[RawCommit], report: IngestReport) -> None:
+        """Dedupe, fetch excerpts, build entries and write them in one transaction."""
+        if not batch:
+            return
+        ids = {c.sha: f"{info.name}@{c.sha[:12]}" for c in batch}
+        known = self.store.has(list(ids.values()))
+        fresh = [c for c in batch if ids[c.sha] not in known]
+        report.skipped_known += len(batch) - len(fresh)
+        todo = [(c.sha, c.parents[0] if len(c.parents) > 1 else None) for c in fresh]
+        excerpts = diff_excerpts(info.path, todo, self.rules.diff_pathspecs(), self.excerpt_chars)
+        captured = utc_now()
+        entries = [self._entry(info, c, ids[c.sha], excerpts.get(c.sha, ""), captured) for c in fresh]
+        report.entries_added += self.store.add(entries, replace=False)
+
+    def _entry(self, info: RepoInfo, commit: RawCommit, entry_id: str, excerpt: str, captured: str) -> WikiEntry:
+        """One commit -> one entry: title, classification, provenance."""
+        message = commit.message or "(empty commit message)"
+        lines = [line for line in message.splitlines() if line.strip()]
+        subject = lines[0].strip() if lines else message
+        title = subject
+        if MERGE_SUBJECT.match(subject) and len(lines) > 1:
+            title = lines[1].strip()  # GitHub puts the PR title on the line after "Merge pull request"
+        kernel_files = [f for f in commit.files if self.rules.is_kernel(f.path)]
+        paths = [f.path for f in kernel_files]
+        found = self.aliases.classify(message + "\n" + "\n".join(paths))
+        pr = pr_number(message)
+        url = None
+        if info.web is not None:
+            url = info.web.pr_url(pr) if pr is not None else info.web.commit_url(commit.sha)
+        return WikiEntry(
+            id=entry_id,
+            kind=EntryKind.pr if pr is not None else EntryKind.commit,
+            title=title[:300],
+            body=message[:BODY_CHARS],
+            tags=[*found.tags, *(f"finding:{f}" for f in found.findings)],
+            vendor=found.vendor(info.default_vendor),
+            arch=found.arch,
+            techniques=found.techniques,
+            source=Source(
+                repo=info.name, url=url, commit=commit.sha, pr=pr, paths=paths[:50], date=commit.date,
+                license=info.license,
+            ),
+            confidence=Confidence.source_reported,
+            captured_at=captured,
+            excerpt=excerpt,
+            stats={
+                "files": len(commit.files),
+                "kernel_files": len(kernel_files),
+                "added": sum(f.added for f in commit.files),
+                "deleted": sum(f.deleted for f in commit.files),
+                "binary_files": sum(f.binary for f in commit.files),
+            },
+        )
+
+    def _record(self, info: RepoInfo, head: str, report: IngestReport) -> None:
+        """Remember where this run ended, for the next incremental run."""
+        previous = self.store.ingest_state(info.name)
+        seen = (previous[1] if previous else 0) + report.commits_seen
+        with self.store.transaction() as db:
+            db.execute(
+                "INSERT INTO ingest_state(repo, path, last_commit, commits_seen, updated_at) VALUES (?,?,?,?,?) "
+                "ON CONFLICT(repo) DO UPDATE SET path = excluded.path, last_commit = excluded.last_commit, "
+                "commits_seen = excluded.commits_seen, updated_at = excluded.updated_at",
+                (info.name, str(info.path.resolve()), head, seen, utc_now()),
+            )

@@ -1,0 +1,150 @@
+"""KernelWiki's SQLite schema as append-only numbered migrations.
+
+Never edit or reorder a shipped migration: add a new one at the end. Each applied migration is
+recorded in `wiki_migrations`, so a database says exactly which schema it has (the habit of
+simonw/llm's migrations).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from kloop.errors import BadInput
+from kloop.wiki.schema import utc_now
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def run_script(db: sqlite3.Connection, script: str) -> None:
+    """Run statements one by one: `executescript` would commit the migration's open transaction."""
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"incomplete SQL statement in a migration: {statement.strip()[:60]}")
+
+
+def m001_entries(db: sqlite3.Connection) -> None:
+    """Entries, their filter labels, and an external-content FTS5 index kept by triggers."""
+    run_script(
+        db,
+        """
+        CREATE TABLE entries (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL,
+            labels TEXT NOT NULL,      -- searchable tags, techniques, arch, findings
+            body TEXT NOT NULL,
+            excerpt TEXT NOT NULL,     -- changed paths and the kernel diff excerpt
+            vendor TEXT NOT NULL,
+            confidence TEXT NOT NULL,
+            repo TEXT,
+            commit_sha TEXT,
+            pr INTEGER,
+            date TEXT,
+            captured_at TEXT NOT NULL,
+            label_list TEXT NOT NULL,  -- JSON list of filter labels: tag:x tech:x arch:x finding:x
+            source_json TEXT NOT NULL,
+            entry_json TEXT NOT NULL
+        );
+        CREATE INDEX entries_repo ON entries(repo, date);
+        CREATE TABLE entry_labels (
+            label TEXT NOT NULL,
+            entry_rowid INTEGER NOT NULL,
+            PRIMARY KEY (label, entry_rowid)
+        ) WITHOUT ROWID;
+        CREATE VIRTUAL TABLE entries_fts USING fts5(
+            title, labels, body, excerpt,
+            content='entries', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+            INSERT INTO entries_fts(rowid, title, labels, body, excerpt)
+                VALUES (new.rowid, new.title, new.labels, new.body, new.excerpt);
+            INSERT OR IGNORE INTO entry_labels(label, entry_rowid)
+                SELECT value, new.rowid FROM json_each(new.label_list);
+        END;
+        CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+            INSERT INTO entries_fts(entries_fts, rowid, title, labels, body, excerpt)
+                VALUES ('delete', old.rowid, old.title, old.labels, old.body, old.excerpt);
+            DELETE FROM entry_labels WHERE entry_rowid = old.rowid;
+        END;
+        CREATE TRIGGER entries_au AFTER UPDATE ON entries BEGIN
+            INSERT INTO entries_fts(entries_fts, rowid, title, labels, body, excerpt)
+                VALUES ('delete', old.rowid, old.title, old.labels, old.body, old.excerpt);
+            INSERT INTO entries_fts(rowid, title, labels, body, excerpt)
+                VALUES (new.rowid, new.title, new.labels, new.body, new.excerpt);
+            DELETE FROM entry_labels WHERE entry_rowid = old.rowid;
+            INSERT OR IGNORE INTO entry_labels(label, entry_rowid)
+                SELECT value, new.rowid FROM json_each(new.label_list);
+        END;
+        """
+    )
+
+
+def m002_ingest_state(db: sqlite3.Connection) -> None:
+    """Where each repository's last ingest stopped, for incremental re-runs."""
+    db.execute(
+        """
+        CREATE TABLE ingest_state (
+            repo TEXT PRIMARY KEY,
+            path TEXT NOT NULL,
+            last_commit TEXT NOT NULL,
+            commits_seen INTEGER NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+
+
+def m003_term_stats(db: sqlite3.Connection) -> None:
+    """A read-only view of per-term document counts, used to drop near-universal query terms."""
+    db.execute("CREATE VIRTUAL TABLE entries_vocab USING fts5vocab(entries_fts, 'row')")
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("entries", m001_entries),
+    ("ingest_state", m002_ingest_state),
+    ("term_stats", m003_term_stats),
+]
+
+
+def applied(db: sqlite3.Connection) -> list[int]:
+    """Numbers of the migrations this database has."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS wiki_migrations "
+        "(number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    return [row[0] for row in db.execute("SELECT number FROM wiki_migrations ORDER BY number")]
+
+
+def migrate(db: sqlite3.Connection, where: str) -> list[int]:
+    """Apply every migration the database lacks, each in its own transaction; return those applied."""
+    done = applied(db)
+    if done and max(done) > len(MIGRATIONS):
+        raise BadInput(where, f"wiki schema {max(done)} is newer than this kloop knows ({len(MIGRATIONS)})")
+    ran = []
+    for number, (name, step) in enumerate(MIGRATIONS, start=1):
+        if number in done:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("SELECT 1 FROM wiki_migrations WHERE number = ?", (number,)).fetchone():
+                db.execute("ROLLBACK")  # another process migrated while we waited for the lock
+                continue
+            step(db)
+            db.execute(
+                "INSERT INTO wiki_migrations(number, name, applied_at) VALUES (?, ?, ?)",
+                (number, name, utc_now()),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        ran.append(number)
+    return ran

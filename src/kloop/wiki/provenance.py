@@ -1,0 +1,129 @@
+"""Where a commit came from: PR numbers, web addresses, the licence, and which paths are kernels.
+
+Each rule is a table row (regexes, phrase sets, path patterns), not a branch in code.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+# How histories name the pull/merge request a commit came from; first match wins.
+PR_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"^Merge pull request #(\d+)\b", re.M),
+    re.compile(r"\(#(\d+)\)\s*$", re.M),
+    re.compile(r"^(?:PR|Pull-Request|Pull-request|Pull request|Merge-Request)\s*:\s*(?:#|!)?(\d+)\s*$", re.M | re.I),
+    re.compile(r"^(?:PR|Pull-Request|Reviewed-on|Merge-Request)\s*:\s*\S*/(?:pull|merge_requests)/(\d+)\S*$", re.M | re.I),
+    re.compile(r"^See merge request \S*!(\d+)\s*$", re.M),
+)
+
+# Licence files and the phrases that identify each licence (all phrases of a row must appear).
+LICENSE_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "LICENCE", "COPYING", "LICENSE.TXT")
+LICENSE_PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Apache-2.0", ("apache license", "version 2.0")),
+    ("MIT", ("permission is hereby granted, free of charge",)),
+    ("BSD-3-Clause", ("redistribution and use in source and binary forms", "neither the name")),
+    ("BSD-2-Clause", ("redistribution and use in source and binary forms",)),
+    ("GPL-3.0", ("gnu general public license", "version 3")),
+)
+
+# Remote address forms -> (host, owner/name); web URL templates per host kind.
+_REMOTE = re.compile(r"^(?:https?://(?:[^@/]+@)?|ssh://(?:[^@/]+@)?|git@)(?P<host>[^/:]+)[:/](?P<path>.+?)(?:\.git)?/?$")
+WEB_TEMPLATES: dict[str, tuple[str, str]] = {
+    "github.com": ("https://github.com/{path}/commit/{sha}", "https://github.com/{path}/pull/{pr}"),
+    "gitlab.com": ("https://gitlab.com/{path}/-/commit/{sha}", "https://gitlab.com/{path}/-/merge_requests/{pr}"),
+}
+
+
+def pr_number(message: str) -> int | None:
+    """The PR/MR number a commit message names, if any."""
+    for pattern in PR_PATTERNS:
+        if m := pattern.search(message):
+            return int(m.group(1))
+    return None
+
+
+def detect_license(text: str) -> str | None:
+    """SPDX id of a licence text, from identifying phrases."""
+    folded = " ".join(text.lower().split())
+    for spdx, phrases in LICENSE_PHRASES:
+        if all(p in folded for p in phrases):
+            return spdx
+    return None
+
+
+@dataclass
+class RemoteWeb:
+    """Web addresses of a repository hosted on a known forge."""
+
+    host: str
+    path: str
+
+    def commit_url(self, sha: str) -> str | None:
+        template = WEB_TEMPLATES.get(self.host)
+        return template[0].format(path=self.path, sha=sha) if template else None
+
+    def pr_url(self, pr: int) -> str | None:
+        template = WEB_TEMPLATES.get(self.host)
+        return template[1].format(path=self.path, pr=pr) if template else None
+
+
+def remote_web(url: str) -> RemoteWeb | None:
+    """github.com / gitlab.com remote (https or ssh form) -> its web location."""
+    m = _REMOTE.match(url.strip())
+    if not m or m.group("host").lower() not in WEB_TEMPLATES:
+        return None
+    return RemoteWeb(m.group("host").lower(), m.group("path"))
+
+
+class KernelPathRules(BaseModel):
+    """Which changed paths count as kernel code (configurable; defaults fit CUDA/HIP/Triton repos)."""
+
+    device_extensions: list[str] = Field(
+        default=[".cu", ".cuh", ".hip", ".cl", ".s", ".ptx", ".hsaco", ".ll", ".mlir"],
+        description="Always kernel code.",
+    )
+    host_extensions: list[str] = Field(
+        default=[".cpp", ".cc", ".cxx", ".h", ".hpp", ".inl", ".inc", ".py"],
+        description="Kernel code only under a kernel directory or with a kernel-ish file name.",
+    )
+    kernel_dirs: list[str] = Field(
+        default=[
+            "kernels", "kernel", "csrc", "include/cutlass", "include/cute", "include/ck", "include/ck_tile",
+            "cutlass", "cute", "ck_tile", "ops", "triton", "gemm", "attention", "fmha", "moe", "quantization",
+            "aiter", "hsa", "deep_gemm", "flashinfer", "sgl-kernel", "jit", "cuda", "hip", "rocm", "device",
+        ],
+        description="Directory names (or nested paths) under which host-language files are kernels.",
+    )
+    kernel_name_words: list[str] = Field(
+        default=["kernel", "triton", "gemm", "attention", "attn", "mma", "cuda", "hip"],
+        description="Words in a file name that make a host-language file a kernel.",
+    )
+
+    def is_kernel(self, path: str) -> bool:
+        """Device source, or host source living where kernels live."""
+        lower = path.lower()
+        suffix = Path(lower).suffix
+        if suffix in self.device_extensions:
+            return True
+        if suffix not in self.host_extensions:
+            return False
+        parts = lower.split("/")
+        dirs = "/" + "/".join(parts[:-1]) + "/"
+        if any(f"/{d}/" in dirs for d in self.kernel_dirs):
+            return True
+        return any(word in parts[-1] for word in self.kernel_name_words)
+
+    def diff_pathspecs(self) -> list[str]:
+        """Pathspecs that keep diff excerpts to source files (no binaries, no data)."""
+        exts = [*self.device_extensions, *self.host_extensions]
+        return [f":(glob,icase)**/*{e}" for e in exts]
+
+
+def matches_globs(path: str, globs: list[str]) -> bool:
+    """Whether a path matches any user --paths glob (fnmatch, '**' spanning directories)."""
+    return any(fnmatch.fnmatch(path, g) or fnmatch.fnmatch(path, g.replace("**/", "")) for g in globs)

@@ -1,0 +1,67 @@
+"""Turning what a user or agent types into a safe FTS5 MATCH expression.
+
+Every term is re-tokenized and double-quoted, so punctuation, quotes, `AND`/`NEAR`, colons or
+unbalanced parentheses in a query can never become FTS5 syntax (and never crash a search).
+Alias spans become OR-groups from the shared alias table; inline `key:value` words become filters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kloop.wiki.aliases import AliasTable, tokens_of
+
+# Words that carry no kernel meaning in a question; dropped unless nothing else is left.
+STOPWORDS = frozenset(
+    ["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "if", "in", "into", "is", "it", "its", "my", "of", "on", "or", "our", "should", "so", "than", "that", "the", "their", "then", "there", "these", "this", "to", "use", "using", "was", "we", "what", "when", "where", "which", "while", "who", "why", "will", "with", "without", "you", "your", "me", "make", "makes", "get", "gets", "via", "vs", "versus", "about", "any", "all", "more", "most", "less", "just", "also", "only", "other", "some", "such", "way", "ways", "best", "help", "helps", "fast", "faster"]
+)
+
+# Inline filters a query may carry, e.g. `vendor:amd arch:gfx942 tag:gemm kind:card finding:tail_effect`.
+INLINE_KEYS = ("vendor", "arch", "tag", "kind", "finding")
+_INLINE = re.compile(r"(?<!\S)(" + "|".join(INLINE_KEYS) + r"):([A-Za-z0-9_.\-]+)(?!\S)")
+
+
+@dataclass
+class ParsedQuery:
+    """A query split into the FTS5 expression and the filters it named inline."""
+
+    match: str | None
+    filters: dict[str, str] = field(default_factory=dict)
+    findings: list[str] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
+
+
+def quote(phrase_tokens: list[str]) -> str:
+    """One FTS5 phrase from already-alphanumeric tokens."""
+    return '"' + " ".join(phrase_tokens) + '"'
+
+
+def parse_query(text: str, aliases: AliasTable | None, *, expand: bool = True) -> ParsedQuery:
+    """Build the MATCH expression: OR of quoted terms, alias spans as OR-groups of their spellings."""
+    filters: dict[str, str] = {}
+    findings: list[str] = []
+    for key, value in _INLINE.findall(text):
+        if key == "finding":
+            findings.append(value.lower())
+        else:
+            filters[key] = value
+    free = _INLINE.sub(" ", text)
+    tokens = tokens_of(free)
+    clauses: list[str] = []
+    terms: list[str] = []
+    covered: set[int] = set()
+    if expand and aliases is not None:
+        for start, end, spellings in aliases.expansions(tokens):
+            phrases = list(dict.fromkeys(quote(tokens_of(s)) for s in spellings if tokens_of(s)))
+            clauses.append(phrases[0] if len(phrases) == 1 else "(" + " OR ".join(phrases) + ")")
+            terms.extend(spellings)
+            covered.update(range(start, end))
+    rest = [t for i, t in enumerate(tokens) if i not in covered]
+    kept = [t for t in rest if t not in STOPWORDS] or ([] if clauses else rest)
+    for token in dict.fromkeys(kept):
+        clauses.append(quote([token]))
+        terms.append(token)
+    for finding in findings:
+        clauses.append("labels : " + quote(["finding", *tokens_of(finding)]))
+    return ParsedQuery(" OR ".join(clauses) or None, filters, findings, terms)

@@ -1,0 +1,75 @@
+"""The loop's mechanics on the tiny task with kloop's deterministic FakeVerifier.
+
+Every rejection path here is also covered end to end with the real verifier (test_end_to_end.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.loop.helpers import VECTORIZED, fake, make_campaign
+
+from kloop.loop.seal import hash_tree
+from kloop.loop.stopping import Outcome, RunStatus
+
+HACK = "import torch\n\n_SEEN = {}\n\n\ndef run(x, w):\n    return x * w\n"
+
+
+def test_gate_accepts_honest_and_rejects_every_bad_round(tmp_path: Path) -> None:
+    lines = [
+        {"claim": "vectorized: 2x", "files": {"main.py": VECTORIZED, "FAKE_VERDICT.json": fake(2.0)}},
+        {"claim": "a slower variant", "files": {"FAKE_VERDICT.json": fake(1.5)}},
+        {"claim": "install a hook", "files": {"../.git/hooks/pre-commit": "#!/bin/sh\nexit 0\n"}},
+        {"claim": "relax the task", "files": {"../sealed/definition.json": "{}"}},
+        {"claim": "cache outputs", "files": {"main.py": HACK, "FAKE_VERDICT.json": fake(3.0)}},
+        {"claim": "link out", "symlinks": {"task": "../../sealed"}, "files": {"task/README.md": "x"}},
+        {"claim": "edit the plan", "files": {"../notes/plan.md": "anything goes"}},
+        {"claim": "faster: 3x", "files": {"FAKE_VERDICT.json": fake(3.0)}},
+    ]
+    campaign = make_campaign(tmp_path, lines, replan_after=10)
+    sealed_before = hash_tree(tmp_path / "run" / "sealed")
+    summary = campaign.run()
+
+    assert summary.status is RunStatus.completed and summary.outcome is Outcome.improvement
+    accepted = [r.round for r in summary.rounds if r.accepted]
+    assert accepted == [1, 8]
+    reasons = {r.round: " | ".join(r.reasons) for r in summary.rounds}
+    assert "does not clear the current best 2.00x" in reasons[2]
+    assert "paths: changed .git/hooks" in reasons[3] or "paths: created .git/hooks/pre-commit" in reasons[3]
+    assert "integrity: sealed/definition.json was modified" in reasons[4]
+    assert "reviewer: rejected" in reasons[5] and "module-level state" in reasons[5]
+    assert "symlink solution/task" in reasons[6]
+    assert "notes/plan.md is frozen" in reasons[7]
+    assert summary.best.candidate == "r008" and summary.best.speedup_geomean == 3.0
+
+    run = tmp_path / "run"
+    assert hash_tree(run / "sealed") == sealed_before  # restored after the tamper round
+    assert not (run / "workspace" / ".git" / "hooks" / "pre-commit").exists()
+    assert not (run / "workspace" / "solution" / "task").exists()
+    on_disk = json.loads((run / "summary.json").read_text())
+    assert set(on_disk) >= {"task", "status", "outcome", "best", "rounds"}
+    assert on_disk["rounds"][0]["verify_status"] == "PASSED"
+    assert (run / "artifacts" / "round-001" / "review.json").is_file()
+    assert (run / "report.html").read_text().count("<tr") == 9
+
+
+def test_stagnation_replans_then_stops_stalled(tmp_path: Path) -> None:
+    lines = [{"claim": f"try {i}", "files": {"FAKE_VERDICT.json": fake(1.0 + i / 1000)}} for i in range(10)]
+    campaign = make_campaign(tmp_path, lines, replan_after=2, stall_after=2)
+    summary = campaign.run()
+    assert summary.status is RunStatus.stalled
+    assert summary.outcome is Outcome.no_go
+    assert len(summary.rounds) == 4
+    prompts = [(tmp_path / "run" / "artifacts" / f"round-{n:03d}" / "prompt.md").read_text() for n in (2, 3)]
+    assert "## Replan" not in prompts[0] and "## Replan" in prompts[1]
+
+
+def test_round_budget_and_target(tmp_path: Path) -> None:
+    lines = [{"claim": "1.5x", "files": {"FAKE_VERDICT.json": fake(1.5)}},
+             {"claim": "2.5x", "files": {"FAKE_VERDICT.json": fake(2.5)}},
+             {"claim": "3x", "files": {"FAKE_VERDICT.json": fake(3.0)}}]
+    summary = make_campaign(tmp_path / "a", lines, target_speedup=2.2).run()
+    assert summary.status is RunStatus.target_reached and summary.best.candidate == "r002"
+    summary = make_campaign(tmp_path / "b", lines, rounds=1).run()
+    assert summary.status is RunStatus.budget and len(summary.rounds) == 1

@@ -1,0 +1,73 @@
+"""End to end on the CPU through the REAL verifier: every gate path on the tiny rowscale task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kloop.loop.seal import hash_tree
+from kloop.loop.stopping import Outcome, RunStatus
+from tests.loop.helpers import VECTORIZED, make_campaign, real_verifier
+
+CACHED = """import torch
+
+_OUT = {}
+
+
+def run(x, w):
+    key = (x.data_ptr(), w.data_ptr())
+    if key not in _OUT:
+        _OUT[key] = x * w
+    return _OUT[key]
+"""
+READS_SEALED = """import json
+import torch
+
+
+def run(x, w):
+    json.load(open("../sealed/definition.json"))
+    return x * w
+"""
+ROW_LOOP = """import torch
+
+
+def run(x, w):
+    y = torch.empty_like(x)
+    for i in range(x.shape[0]):
+        y[i] = x[i] * w
+    return y
+"""
+WRONG = "import torch\n\n\ndef run(x, w):\n    return x * w + 1e-2\n"
+
+
+def test_every_gate_path_with_the_real_verifier(tmp_path: Path) -> None:
+    lines = [
+        {"claim": "vectorized the loops: about 1000x", "files": {"main.py": VECTORIZED}},
+        {"claim": "cache outputs by pointer", "files": {"main.py": CACHED}},
+        {"claim": "read the definition", "files": {"main.py": READS_SEALED}},
+        {"claim": "row loop", "files": {"main.py": ROW_LOOP}},
+        {"claim": "drop a git hook", "files": {"../.git/hooks/post-commit": "#!/bin/sh\ntouch /tmp/owned\n"}},
+        {"claim": "link to sealed", "symlinks": {"up": "../../sealed"}, "files": {"main.py": VECTORIZED + "\n"}},
+        {"claim": "make the workloads easy", "files": {"../sealed/workloads.jsonl": "\n"}},
+        {"claim": "off by a little", "files": {"main.py": WRONG}},
+    ]
+    campaign = make_campaign(tmp_path, lines, verifier=real_verifier(), replan_after=20)
+    run = tmp_path / "run"
+    sealed_before = hash_tree(run / "sealed")
+    summary = campaign.run()
+
+    by_round = {r.round: r for r in summary.rounds}
+    reasons = {n: " | ".join(r.reasons) for n, r in by_round.items()}
+    assert [r.round for r in summary.rounds if r.accepted] == [1], reasons
+    assert by_round[1].verify_status == "PASSED" and (by_round[1].speedup_geomean or 0) > 5
+    assert "caches results across calls" in reasons[2] or by_round[2].verify_status != "PASSED"
+    assert "reads task files or sealed/" in reasons[3]
+    assert by_round[4].verify_status == "PASSED" and "does not clear the current best" in reasons[4]
+    assert "paths:" in reasons[5] and ".git/hooks" in reasons[5] and by_round[5].verify_status is None
+    assert "symlink solution/up" in reasons[6]
+    assert "integrity: sealed/workloads.jsonl was modified" in reasons[7]
+    assert by_round[8].verify_status == "INCORRECT_NUMERICAL"
+    assert summary.outcome is Outcome.improvement and summary.status is RunStatus.completed
+    assert summary.best.candidate == "r001"
+    assert hash_tree(run / "sealed") == sealed_before
+    assert not (run / "workspace" / ".git" / "hooks" / "post-commit").exists()
+    assert (run / "workspace" / "solution" / "main.py").read_text() == VECTORIZED

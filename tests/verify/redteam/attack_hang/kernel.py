@@ -1,0 +1,3 @@
+def run(x, w, y):
+    while True:
+        pass

@@ -1,0 +1,5 @@
+import torch
+
+
+def run(x, w):
+    return torch.empty(x.shape, dtype=x.dtype, device="meta")

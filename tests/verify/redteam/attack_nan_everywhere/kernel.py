@@ -1,0 +1,5 @@
+import torch
+
+
+def run(x, w, y):
+    y.fill_(float("nan"))

@@ -1,0 +1,2 @@
+def run(x, w, y)
+    return None
