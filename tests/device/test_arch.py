@@ -104,6 +104,12 @@ def test_rocprof_compute_sysinfo_models_resolve(shared_fixtures: Path) -> None:
         assert facts.compute_units == int(row["cu_per_gpu"]), sysinfo
         assert facts.shared_mem_banks == int(row["lds_banks_per_cu"]), sysinfo
         assert facts.max_warps_per_unit == int(row["max_waves_per_cu"]), sysinfo
+        assert facts.shader_engines == int(row["se_per_gpu"]), sysinfo
+        assert facts.xcds == int(row["num_xcd"]), sysinfo
+        assert facts.clock_mhz == float(row["max_sclk"]), sysinfo
+        assert facts.peak_dram_gbs == pytest.approx(float(row["hbm_bw"]), rel=0.01), sysinfo
+        # gpu_l2 is in KB, for the whole device on some ROCm versions and per XCD on others
+        assert facts.l2_bytes in (int(row["gpu_l2"]) * 1024, int(row["gpu_l2"]) * 1024 * facts.xcds), sysinfo
 
 
 def test_unknown_arch_is_a_named_bad_input() -> None:
@@ -128,3 +134,39 @@ def test_peak_rates_iterate_without_missing_paths() -> None:
     assert rates["bf16_tensor"] > rates["fp32"] > 0
     with pytest.raises(LookupError):
         facts_for("sm_75")
+
+
+def _ncu_device_attributes(raw_csv: Path) -> dict[str, float | str]:
+    lines = raw_csv.read_text(errors="replace").splitlines()
+    start = next(i for i, line in enumerate(lines) if "Kernel Name" in line)
+    header, _units, values = list(csv.reader(lines[start : start + 3]))
+    out: dict[str, float | str] = {}
+    for name, value in zip(header, values, strict=True):
+        if name.startswith("device__attribute_"):
+            try:
+                out[name.removeprefix("device__attribute_")] = float(value.replace(",", ""))
+            except ValueError:
+                out[name.removeprefix("device__attribute_")] = value
+    return out
+
+
+def test_sm_90_facts_match_what_a_real_h200_reports(shared_fixtures: Path) -> None:
+    """Nsight Compute records the device's own attributes: the H200 facts must agree with them."""
+    attrs = _ncu_device_attributes(shared_fixtures / "ncu" / "h200" / "copy_vec4" / "raw.csv")
+    name = str(attrs["display_name"])
+    facts = facts_for(arch_from_device_name(name), name)
+    assert facts.device == "H200 SXM"
+    assert facts.compute_units == attrs["multiprocessor_count"]
+    assert facts.warp_size == attrs["warp_size"]
+    assert facts.max_warps_per_unit == attrs["max_warps_per_multiprocessor"]
+    assert facts.max_threads_per_block == attrs["max_threads_per_block"]
+    assert facts.max_blocks_per_unit == attrs["max_blocks_per_multiprocessor"]
+    assert facts.registers_per_unit == attrs["max_registers_per_multiprocessor"]
+    assert facts.max_registers_per_thread == attrs["max_registers_per_thread"]
+    assert facts.shared_mem_per_unit_bytes == attrs["max_shared_memory_per_multiprocessor"]
+    assert facts.max_shared_mem_per_block_bytes == attrs["max_shared_memory_per_block_optin"]
+    assert facts.l2_bytes == attrs["l2_cache_size"]
+    assert facts.clock_mhz == attrs["clock_rate"] / 1000
+    # HBM3e: memory clock (kHz) x bus width (bits) x 2 (double data rate) / 8 bits
+    bandwidth_gbs = attrs["memory_clock_rate"] * 1e3 * attrs["global_memory_bus_width"] * 2 / 8 / 1e9
+    assert facts.peak_dram_gbs == pytest.approx(bandwidth_gbs, rel=0.01)

@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.loop.helpers import VECTORIZED, fake, make_campaign
-
 from kloop.loop.seal import hash_tree
 from kloop.loop.stopping import Outcome, RunStatus
+from tests.loop.helpers import VECTORIZED, fake, make_campaign
 
 HACK = "import torch\n\n_SEEN = {}\n\n\ndef run(x, w):\n    return x * w\n"
 

@@ -71,3 +71,45 @@ def test_every_gate_path_with_the_real_verifier(tmp_path: Path) -> None:
     assert hash_tree(run / "sealed") == sealed_before
     assert not (run / "workspace" / ".git" / "hooks" / "post-commit").exists()
     assert (run / "workspace" / "solution" / "main.py").read_text() == VECTORIZED
+
+
+CHUNKED = """import torch
+
+
+def run(x, w):
+    y = torch.empty_like(x)
+    step = ${CHUNK}
+    for i in range(0, x.shape[0], step):
+        y[i:i + step] = x[i:i + step] * w
+    return y
+"""
+
+
+def _tunable_meta() -> str:
+    import json
+
+    meta = json.loads((Path(__file__).parent / "tasks" / "rowscale" / "baseline" / "solution.json").read_text())
+    meta["name"] = "rowscale-chunked"
+    meta["kloop"] = {"tunables": {"CHUNK": [8, 1, 64]}}
+    return json.dumps(meta, indent=2)
+
+
+def test_tune_stage_searches_declared_tunables(tmp_path: Path) -> None:
+    from kloop.loop.config import Stage
+
+    lines = [
+        {"claim": "one row at a time", "files": {"main.py": ROW_LOOP}},
+        {"claim": "chunked rows, chunk size tunable", "goal": "tunables",
+         "files": {"main.py": CHUNKED, "solution.json": _tunable_meta()}},
+    ]
+    campaign = make_campaign(tmp_path, lines, verifier=real_verifier(), stages=[Stage.iterate, Stage.tune])
+    summary = campaign.run()
+    reasons = {r.round: r.reasons for r in summary.rounds}
+    assert [r.stage for r in summary.rounds] == ["iterate", "iterate", "tune", "tune", "tune"], reasons
+    assert summary.rounds[0].accepted and summary.rounds[1].accepted, reasons
+    assert {r.parent for r in summary.rounds[2:]} == {"r002"}
+    records = {r.round: r for r in campaign.lineage.rounds()}
+    assert [records[n].config for n in (3, 4, 5)] == [{"CHUNK": 8}, {"CHUNK": 1}, {"CHUNK": 64}]
+    assert summary.best.candidate == "r005", reasons
+    assert "y[i:i + step]" in (tmp_path / "run" / "workspace" / "solution" / "main.py").read_text()
+    assert "step = 64" in (tmp_path / "run" / "workspace" / "solution" / "main.py").read_text()

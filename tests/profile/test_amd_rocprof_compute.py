@@ -174,3 +174,25 @@ def test_missing_sysinfo_is_bad_input(shared_fixtures: Path, tmp_path: Path) -> 
     empty.mkdir()
     with pytest.raises(BadInput, match="no pmc_perf.csv"):
         read_rocprof_compute(empty)
+
+
+@pytest.mark.parametrize("gpu", GPUS)
+def test_playbook_calls_vcopy_memory_bound(shared_fixtures: Path, gpu: str) -> None:
+    """The accuracy target: the vendor-neutral playbook reads AMD vcopy as memory-bound."""
+    from kloop.profile import analyze
+
+    reports = analyze(read_rocprof_compute(_root(shared_fixtures) / "vcopy" / gpu))
+    for report in reports:
+        ids = [f.id for f in report.findings]
+        assert "memory_bound" in ids, (gpu, ids)
+        assert "compute_bound" not in ids
+
+
+def test_vcopy_waves_wait_on_memory(shared_fixtures: Path) -> None:
+    """SQ_WAIT_ANY (dependency wait) dominates the wave cycles of a copy: ncu's long scoreboard."""
+    for gpu in GPUS:
+        for p in read_rocprof_compute(_root(shared_fixtures) / "vcopy" / gpu):
+            stalls = p.metrics.stall_breakdown
+            assert sum(stalls.values()) <= 1.0 + 1e-9
+            assert max(stalls, key=stalls.__getitem__) == "long_scoreboard", (gpu, stalls)
+            assert p.metrics.warp_cycles_per_issue > 50

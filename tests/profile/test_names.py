@@ -73,6 +73,18 @@ def test_rocprof_compute_names_across_rocm_versions(shared_fixtures: Path) -> No
         ("matmul_kernel_9f86d081884c7d659a2feaa0c55ad015", "matmul_kernel"),
         ("foo.lto_priv.0", "foo"),
         ("softmax_rows", "softmax_rows"),
+        ("_Z9copy_vec4PK6float4PS_m", "copy_vec4"),
+        (
+            "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<"
+            "at::native::CUDAFunctor_add<float> >(at::TensorIteratorBase&, at::native::CUDAFunctor_add<float> const&)"
+            "::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<float> >"
+            "(at::TensorIteratorBase&, at::native::CUDAFunctor_add<float> const&)::{lambda(int)#1})",
+            "elementwise_kernel",
+        ),
+        (
+            "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm<128, 64> >(ck::GridwiseGemm<128, 64>::Argument)",
+            "kernel_gemm_xdl_cshuffle_v3",
+        ),
         ("kernel_2", "kernel_2"),
     ],
 )

@@ -10,12 +10,7 @@ from pydantic import ValidationError
 
 from kloop.profile.schema import Evidence, Finding, FindingId, KernelProfile, NormalizedMetrics, Severity
 
-DESIGN_VOCABULARY = """memory_bound compute_bound latency_bound near_speed_of_light tensor_core_bound
-grid_too_small tail_effect occupancy_limited_registers occupancy_limited_shared_memory
-occupancy_limited_block_size register_spill uncoalesced_global_access shared_memory_bank_conflict
-warp_divergence atomic_contention tensor_cores_unused poor_data_reuse redundant_dram_traffic
-long_scoreboard_stall barrier_stall pipe_throttle instruction_cache_miss low_issue_efficiency
-launch_overhead workload_imbalance""".split()
+DESIGN_VOCABULARY = ["memory_bound", "compute_bound", "latency_bound", "near_speed_of_light", "tensor_core_bound", "grid_too_small", "tail_effect", "occupancy_limited_registers", "occupancy_limited_shared_memory", "occupancy_limited_block_size", "register_spill", "uncoalesced_global_access", "shared_memory_bank_conflict", "warp_divergence", "atomic_contention", "tensor_cores_unused", "poor_data_reuse", "redundant_dram_traffic", "long_scoreboard_stall", "barrier_stall", "pipe_throttle", "instruction_cache_miss", "low_issue_efficiency", "launch_overhead", "workload_imbalance"]
 
 
 def test_finding_ids_are_exactly_the_design_vocabulary() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kloop.errors import BadInput
-from kloop.task.load import load_solution, load_task
+from kloop.task.load import load_fib_task, load_solution, load_task, load_task_arg
 from tests.task.conftest import read_json, write_json
 
 KLOOP = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "kloop"
@@ -85,6 +85,8 @@ CASES: list[tuple[str, Mutation, str, str]] = [
      "definition.json", "reference is not valid Python"),
     ("constraint-unsafe", _edit_definition(lambda d: d.update(constraints=["__import__('os').system('x')"])),
      "definition.json", "constraint"),
+    ("constraint-violated", _edit_definition(lambda d: d.update(constraints=["tokens <= 128"])),
+     "workloads.jsonl:4", "constraint 'tokens <= 128' does not hold for hidden=2048, tokens=200"),
     ("constraint-unknown-axis", _edit_definition(lambda d: d.update(constraints=["tokens < rows"])),
      "definition.json", "undeclared axes ['rows']"),
     ("flops-bad", _edit_definition(lambda d: d["kloop"].update(flops="tokens.bit_length()")),
@@ -185,3 +187,33 @@ def test_solution_json_file_with_omitted_contents_reads_beside_it(rmsnorm_copy: 
     assert "for i in range" in solution.sources[0].content
     with pytest.raises(BadInput, match="solution not found"):
         load_solution(rmsnorm_copy / "nope.json")
+
+
+def test_fib_root_problems_are_bad_input(shared_fixtures: Path, tmp_path: Path) -> None:
+    root = shared_fixtures / "flashinfer-trace"
+    with pytest.raises(BadInput, match="no definition named 'softmax'"):
+        load_task_arg(None, fib_root=root, definition="softmax")
+    with pytest.raises(BadInput, match="no workloads file for 'gdn_decode_qk4_v8_d128_k_last'"):
+        load_task_arg(None, fib_root=root, definition="gdn_decode_qk4_v8_d128_k_last")
+    with pytest.raises(BadInput, match="both --fib-root and --definition are needed"):
+        load_task_arg(None, fib_root=root)
+    with pytest.raises(BadInput, match="dataset root not found"):
+        load_fib_task(tmp_path / "nowhere", "x")
+    (tmp_path / "definitions").mkdir()
+    (tmp_path / "definitions" / "a.json").write_text('{"name": "b"}')
+    with pytest.raises(BadInput, match="missing field 'op_type'"):
+        load_fib_task(tmp_path, "a")
+
+
+def test_cli_shows_a_fib_root_definition(shared_fixtures: Path) -> None:
+    proc = subprocess.run(
+        [str(KLOOP), "task", "show", "--fib-root", str(shared_fixtures / "flashinfer-trace"),
+         "--definition", "gemm_n4096_k4096", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    summary = json.loads(proc.stdout)
+    assert summary["workloads"]["count"] == 43 and summary["inputs"]["A"]["shape"] == ["M", "K"]
+    assert summary["outputs"]["C"]["tolerance"]["atol"] == 0.01 and summary["baseline"] is None

@@ -50,3 +50,24 @@ def test_outputs_as_dict_accepts_tensor_tuple_dict_and_rejects_wrong_counts(shar
     assert outputs_as_dict(definition, {"new_state": b, "output": a})["output"] is a
     with pytest.raises(ValueError, match="returned 1 values"):
         outputs_as_dict(definition, a)
+
+
+def test_gdn_fixture_runs_on_cpu_with_optional_state_and_scalar_scale(shared_fixtures: Path) -> None:
+    path = shared_fixtures / "flashinfer-trace/definitions/gdn_decode_qk4_v8_d128_k_last.json"
+    definition = Definition.model_validate_json(path.read_text())
+    from kloop.task.schema import Workload
+    from kloop.task.shapes import check_workload
+
+    workload = Workload.model_validate({
+        "uuid": "gdn-cpu", "axes": {"batch_size": 2},
+        "inputs": {n: {"type": "random"} for n in definition.inputs if n not in ("state", "scale")}
+        | {"scale": {"type": "scalar", "value": 0.0}},
+    })  # fmt: skip
+    axes = check_workload(definition, workload, "test")
+    inputs = make_inputs(definition, workload, seed=8)
+    assert inputs["state"] is None and inputs["scale"] == 0.0
+    assert inputs["q"].shape == (2, 1, 4, 128) and inputs["q"].dtype == torch.bfloat16
+    outputs = run_reference(definition, inputs)
+    assert outputs["output"].shape == (2, 1, 8, 128) and outputs["new_state"].shape == (2, 8, 128, 128)
+    assert torch.isfinite(outputs["new_state"]).all()
+    assert axes["num_v_heads"] == 8

@@ -40,7 +40,7 @@ class UnknownArch(BadInput, LookupError):
 class PeakTflops(BaseModel):
     """Dense peak rates in TFLOP/s (TOP/s for int8); None where the chip has no such path."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
 
     fp64: float | None = None
     """FP64 on the vector / CUDA cores."""

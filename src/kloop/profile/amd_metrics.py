@@ -6,7 +6,8 @@ evaluates the formula table in `amd_metrics.yaml` and the occupancy model below,
 format yields the same metrics from the same counters.
 
 Public names: `AmdDispatch`, `AmdDevice`, `device_from_facts`, `build_profile`,
-`sum_instances` (TCC_HIT[0..n] -> TCC_HIT_sum), `duration_from_timestamps`.
+`sum_instances` (TCC_HIT[0..n] -> TCC_HIT_sum), `duration_from_timestamps`, `occupancy_limits`,
+`evaluate_formulas`, `parse_formula`, `evaluate_formula`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import yaml
 
 from kloop.errors import BadInput
 from kloop.profile.names import normalize_kernel_name
-from kloop.profile.schema import KernelProfile, LaunchConfig, NormalizedMetrics, Vendor
+from kloop.profile.schema import KernelProfile, LaunchConfig, NormalizedMetrics, StallReason, Vendor
 
 FORMULAS_YAML = Path(__file__).with_name("amd_metrics.yaml")
 _INSTANCE = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)\]$")
@@ -207,6 +208,24 @@ def _evaluate(node: ast.AST, env: Mapping[str, float]) -> float:
     return _BINOPS[type(node.op)](left, right)
 
 
+def parse_formula(text: str, where: str) -> ast.Expression:
+    """A formula as a checked expression tree: numbers, names, + - * /, max() and min() only."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise BadInput(FORMULAS_YAML, f"{where}: {exc.msg} in {text!r}") from exc
+    _check(tree, where)
+    return tree
+
+
+def evaluate_formula(tree: ast.Expression, env: Mapping[str, float]) -> float | None:
+    """The value of a parsed formula, or None when an input is missing or a divisor is zero."""
+    try:
+        return _evaluate(tree, env)
+    except _Missing:
+        return None
+
+
 @cache
 def _table() -> dict[str, Any]:
     """amd_metrics.yaml with every formula parsed and checked once (a bad table fails loudly)."""
@@ -216,20 +235,13 @@ def _table() -> dict[str, Any]:
         raise BadInput(FORMULAS_YAML, f"cannot read the AMD formula table: {exc}") from exc
 
     def parse(name: str, alternatives: list[str]) -> list[ast.Expression]:
-        parsed = []
-        for text in alternatives:
-            try:
-                tree = ast.parse(str(text), mode="eval")
-            except SyntaxError as exc:
-                raise BadInput(FORMULAS_YAML, f"{name}: {exc.msg} in {text!r}") from exc
-            _check(tree, name)
-            parsed.append(tree)
-        return parsed
+        return [parse_formula(str(text), name) for text in alternatives]
 
     return {
         "arch_params": raw.get("arch_params", {}),
         "duration_fallback": parse("duration_fallback_ns", raw["duration_fallback_ns"]),
         "formulas": {name: parse(name, alts) for name, alts in raw["formulas"].items()},
+        "stalls": {StallReason(name): parse(name, alts) for name, alts in raw.get("stalls", {}).items()},
     }
 
 
@@ -253,6 +265,20 @@ def evaluate_formulas(counters: Mapping[str, float], context: Mapping[str, float
         if value is not None:
             env[name] = results[name] = value
     return results
+
+
+def stall_fractions(counters: Mapping[str, float]) -> dict[StallReason, float]:
+    """Fractions of wave cycles per vendor-neutral stall reason, scaled to sum to at most 1.
+
+    The counters may come from different hardware passes, so their sum can overshoot slightly.
+    """
+    out: dict[StallReason, float] = {}
+    for reason, alternatives in _table()["stalls"].items():
+        value = _first(alternatives, counters)
+        if value is not None:
+            out[reason] = max(value, 0.0)
+    total = sum(out.values())
+    return {k: v / total for k, v in out.items()} if total > 1 else out
 
 
 def fallback_duration_ns(counters: Mapping[str, float], device: AmdDevice) -> tuple[float | None, str | None]:
@@ -372,6 +398,8 @@ def build_profile(
     if known_pipes:
         metrics["top_pipe"] = max(known_pipes, key=known_pipes.__getitem__)
         metrics["top_pipe_utilization_pct"] = known_pipes[metrics["top_pipe"]]
+    if stalls := stall_fractions(counters):
+        metrics["stall_breakdown"] = stalls
     raw = _raw(dispatch, derived, device)
     if duration_source and duration is not None:
         raw["duration_source"] = duration_source

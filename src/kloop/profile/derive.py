@@ -43,6 +43,7 @@ CONTEXT_DOCS: dict[str, str] = {
     "warp_efficiency_pct": "active threads per warp / warp (wavefront) size, %",
     "occupancy_gap_pct": "theoretical - achieved occupancy, percentage points",
     "atomics_per_instruction": "global atomics / instructions executed",
+    "spill_per_instruction": "local/scratch spill requests / instructions executed",
     "registers_limit_is_min": "1 when the register limit is the tightest occupancy limit",
     "shared_limit_is_min": "1 when the shared memory/LDS limit is the tightest occupancy limit",
     "block_limit_is_min": "1 when the block-slot limit (small blocks) is the tightest occupancy limit",
@@ -145,6 +146,9 @@ def _shape(ctx: dict[str, Any]) -> None:
     atomics, inst = ctx.get("global_atomics"), ctx.get("instructions_executed")
     if atomics is not None and inst:
         ctx["atomics_per_instruction"] = atomics / inst
+    spills = ctx.get("local_spill_requests")
+    if spills is not None and inst:
+        ctx["spill_per_instruction"] = spills / inst
     limits = {k: ctx.get(f"occupancy_limit_{k}") for k in ("registers", "shared_mem", "block_size", "warps")}
     known = [v for v in limits.values() if v is not None]
     for key, name in (("registers", "registers_limit_is_min"), ("shared_mem", "shared_limit_is_min"), ("block_size", "block_limit_is_min")):

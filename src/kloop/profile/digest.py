@@ -96,6 +96,7 @@ def kernel_json(report: KernelReport) -> dict[str, Any]:
         "next_edit": report.next_edit,
         "bound": report.bound.value,
         "diagnosis": report.diagnosis,
+        "sol_fractions": report.sol_fractions,
     }
 
 

@@ -103,7 +103,7 @@ RAW_METRICS: tuple[RawMetric, ...] = (
         "tensor_pipe_utilization_pct",
         (
             "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
-            "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed",
+            "sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active.avg.pct_of_peak_sustained_elapsed",
             "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed",
             "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_elapsed",
         ),

@@ -176,18 +176,22 @@ def parse_dispatches(path: Path) -> list[AmdDispatch]:
     return list(by_id.values())
 
 
-def _agents(directory: Path) -> dict[int, dict[str, str]]:
-    """GPU agents from rocprofv3's agent_info.csv beside the output, keyed by node ids."""
-    agents: dict[int, dict[str, str]] = {}
+def _gpu_agents(directory: Path) -> list[dict[str, str]]:
+    """GPU rows of rocprofv3's agent_info.csv files beside the output."""
+    gpus: list[dict[str, str]] = []
     for info in sorted(directory.glob("*agent_info.csv")):
         _, rows = read_csv_rows(info)
-        for row in rows:
-            if row.get("Agent_Type", "GPU").upper() != "GPU":
-                continue
-            for id_column in ("Node_Id", "Logical_Node_Id"):
-                if (number := _agent_number(row.get(id_column))) is not None:
-                    agents.setdefault(number, row)
-    return agents
+        gpus.extend(row for row in rows if row.get("Agent_Type", "GPU").upper() == "GPU")
+    return gpus
+
+
+def _agent_row(gpus: list[dict[str, str]], agent_id: int | None) -> dict[str, str] | None:
+    """The agent a dispatch ran on: by Node_Id, then Logical_Node_Id; the only GPU when just one."""
+    for id_column in ("Node_Id", "Logical_Node_Id"):
+        for row in gpus:
+            if agent_id is not None and _agent_number(row.get(id_column)) == agent_id:
+                return row
+    return gpus[0] if len(gpus) == 1 else None
 
 
 def _device_for(agent_row: dict[str, str] | None, arch: str | None, device_name: str | None) -> AmdDevice:
@@ -215,17 +219,14 @@ def read_rocprofv3_csv(
     """Every dispatch of a rocprofv3 counter_collection or kernel_trace CSV (any header variant)."""
     path = Path(path)
     dispatches = parse_dispatches(path)
-    agents = _agents(path.parent)
-    only_agent = next(iter(agents.values())) if len({id(a) for a in agents.values()}) == 1 else None
+    gpus = _gpu_agents(path.parent)
     devices: dict[int | None, AmdDevice] = {}
     profiles = []
     for dispatch in dispatches:
         agent_id = dispatch.extra.get("agent")
         key = agent_id if isinstance(agent_id, int) else None
         if key not in devices:
-            devices[key] = _device_for(
-                agents.get(key, only_agent) if key is not None else only_agent, arch, device_name
-            )
+            devices[key] = _device_for(_agent_row(gpus, key), arch, device_name)
         profiles.append(
             build_profile(dispatch, devices[key], source_format="rocprofv3-csv", source_path=path)
         )

@@ -16,24 +16,37 @@ from enum import StrEnum
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from kloop.task.expr import ExpressionError, names_in
+from kloop.task.settings import (
+    ComparatorName,
+    HeldoutAxis,
+    HeldoutSpec,
+    InputRange,
+    KloopSettings,
+    Tolerance,
+    ToleranceSpec,
+    TraceModel,
+)
+
+__all__ = [
+    "COMPILED_LANGUAGES", "AxisConst", "AxisSpec", "AxisVar", "Binding", "BuildSpec", "ComparatorName",
+    "Correctness", "DType", "Definition", "Environment", "Evaluation", "EvaluationStatus", "HeldoutAxis",
+    "HeldoutSpec", "InputRange", "InputSpec", "KloopSettings", "Language", "Performance", "RandomInput",
+    "SafetensorsInput", "ScalarInput", "Solution", "SolutionKloopSettings", "SourceFile", "SupportedBindings",
+    "SupportedLanguages", "Tolerance", "ToleranceSpec", "Trace", "TunableValue", "Workload",
+    "check_relative_source_path",
+]  # fmt: skip
 
 NonEmptyString = Annotated[str, Field(min_length=1)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 
 
-class _Model(BaseModel):
-    """Base: attribute docstrings become field docs; unknown keys are ignored (as in FIB)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True, extra="ignore")
-
-
 # ----------------------------------------------------------------------------- definition
 
 
-class AxisConst(_Model):
+class AxisConst(TraceModel):
     """An axis whose value is fixed by the definition (e.g. a hidden size)."""
 
     type: Literal["const"] = "const"
@@ -44,7 +57,7 @@ class AxisConst(_Model):
     """What the axis means."""
 
 
-class AxisVar(_Model):
+class AxisVar(TraceModel):
     """An axis whose value each workload gives (e.g. the number of tokens)."""
 
     type: Literal["var"] = "var"
@@ -91,7 +104,7 @@ _ITEMSIZE: dict[str, float] = {
 }  # fmt: skip
 
 
-class TensorSpec(_Model):
+class TensorSpec(TraceModel):
     """One input or output: symbolic shape over the definition's axes, and dtype."""
 
     shape: list[NonEmptyString] | None
@@ -104,104 +117,7 @@ class TensorSpec(_Model):
     """The input may be absent (passed as None); used by FlashInfer-Trace contest definitions."""
 
 
-class ToleranceSpec(_Model):
-    """A definition's tolerance overrides; unset fields take the dtype defaults."""
-
-    atol: float | None = Field(default=None, ge=0)
-    """Absolute tolerance."""
-    rtol: float | None = Field(default=None, ge=0)
-    """Relative tolerance."""
-    max_error_cap: float | None = Field(default=None, ge=0)
-    """No element may be further than this from the reference, whatever matched_ratio says."""
-    matched_ratio: float | None = Field(default=None, gt=0, le=1)
-    """Fraction of elements that must satisfy |out - ref| <= atol + rtol*|ref|."""
-
-
-class Tolerance(_Model):
-    """A resolved tolerance for one output (see `kloop.task.shapes.tolerance_for`)."""
-
-    atol: float = Field(ge=0)
-    """Absolute tolerance."""
-    rtol: float = Field(ge=0)
-    """Relative tolerance."""
-    max_error_cap: float | None = Field(default=None, ge=0)
-    """Hard cap on any element's absolute error; None means no cap beyond atol/rtol."""
-    matched_ratio: float = Field(default=1.0, gt=0, le=1)
-    """Fraction of elements that must be within atol + rtol*|ref|."""
-    exact: bool = False
-    """Integers and booleans compare exactly."""
-
-
-class ComparatorName(StrEnum):
-    """How an output is compared with the reference (implemented by the verifier)."""
-
-    ALLCLOSE = "allclose"
-    """Element-wise |out - ref| <= atol + rtol*|ref|."""
-    SORTED_ALLCLOSE = "sorted_allclose"
-    """Order-free along the last axis: both sides sorted, then allclose (top-k values)."""
-    SET_EQUAL = "set_equal"
-    """Order-free along the last axis: the same multiset of values per row (top-k indices)."""
-
-
-class InputRange(_Model):
-    """Range of a random input: floats uniform in [low, high), integers in [low, high]."""
-
-    low: float
-    """Lower bound."""
-    high: float
-    """Upper bound."""
-
-    @model_validator(mode="after")
-    def _ordered(self) -> InputRange:
-        if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.high < self.low:
-            raise ValueError(f"input range needs finite low <= high, got [{self.low}, {self.high}]")
-        return self
-
-
-class HeldoutAxis(_Model):
-    """How to draw held-out values of one var axis; without it, listed values are perturbed."""
-
-    min: int | None = Field(default=None, ge=0)
-    """Smallest value to draw."""
-    max: int | None = Field(default=None, ge=0)
-    """Largest value to draw."""
-    choices: list[NonNegativeInt] | None = None
-    """Draw only from these values."""
-    multiple_of: int | None = Field(default=None, ge=1)
-    """Drawn values are multiples of this."""
-
-
-class HeldoutSpec(_Model):
-    """How the verifier draws held-out workloads beyond the listed ones."""
-
-    count: int | None = Field(default=None, ge=0)
-    """How many held-out workloads per verification (None: the verifier's default)."""
-    axes: dict[str, HeldoutAxis] = Field(default_factory=dict)
-    """Per var axis drawing rules."""
-
-
-class KloopSettings(_Model):
-    """kloop's own settings, under the definition's `"kloop"` key (FlashInfer-Bench ignores it)."""
-
-    tolerance: ToleranceSpec | None = None
-    """Tolerance for every output (dtype defaults fill the gaps)."""
-    output_tolerance: dict[str, ToleranceSpec] = Field(default_factory=dict)
-    """Per-output tolerance overrides, by output name."""
-    comparator: ComparatorName = ComparatorName.ALLCLOSE
-    """Default comparator for every output."""
-    comparators: dict[str, ComparatorName] = Field(default_factory=dict)
-    """Per-output comparators, by output name."""
-    input_ranges: dict[str, InputRange] = Field(default_factory=dict)
-    """Value ranges of random inputs, by input name."""
-    flops: str | None = None
-    """FLOPs of one call as a Python expression over axis names (e.g. `2 * M * N * K`)."""
-    heldout: HeldoutSpec | None = None
-    """Held-out workload drawing rules."""
-    reference_float64: bool = True
-    """On the CPU, the supervisor may run the reference in float64 for a sharper ground truth."""
-
-
-class Definition(_Model):
+class Definition(TraceModel):
     """A kernel's interface and semantics: axes, inputs, outputs, reference `run`."""
 
     name: NonEmptyString
@@ -293,14 +209,14 @@ def _check_reference(source: str) -> None:
 # ----------------------------------------------------------------------------- workload
 
 
-class RandomInput(_Model):
+class RandomInput(TraceModel):
     """Generate the input randomly (per dtype, or within kloop.input_ranges)."""
 
     type: Literal["random"] = "random"
     """Type tag."""
 
 
-class ScalarInput(_Model):
+class ScalarInput(TraceModel):
     """A literal scalar input."""
 
     type: Literal["scalar"] = "scalar"
@@ -309,7 +225,7 @@ class ScalarInput(_Model):
     """The value."""
 
 
-class SafetensorsInput(_Model):
+class SafetensorsInput(TraceModel):
     """A tensor read from a safetensors file."""
 
     type: Literal["safetensors"] = "safetensors"
@@ -323,7 +239,7 @@ class SafetensorsInput(_Model):
 InputSpec = Annotated[RandomInput | ScalarInput | SafetensorsInput, Field(discriminator="type")]
 
 
-class Workload(_Model):
+class Workload(TraceModel):
     """One concrete call: values of the var axes and where each input comes from."""
 
     axes: dict[str, NonNegativeInt]
@@ -371,7 +287,7 @@ def check_relative_source_path(path: str) -> None:
         raise ValueError(f"path {path!r} escapes its directory (..)")
 
 
-class SourceFile(_Model):
+class SourceFile(TraceModel):
     """One source file of a solution."""
 
     path: NonEmptyString
@@ -386,7 +302,7 @@ class SourceFile(_Model):
         return value
 
 
-class BuildSpec(_Model):
+class BuildSpec(TraceModel):
     """How to build and call a solution."""
 
     language: Language
@@ -420,7 +336,7 @@ class BuildSpec(_Model):
 TunableValue = int | float | bool | str
 
 
-class SolutionKloopSettings(_Model):
+class SolutionKloopSettings(TraceModel):
     """kloop's block in solution.json: tunables the tuner may search."""
 
     tunables: dict[str, list[TunableValue]] = Field(default_factory=dict)
@@ -439,7 +355,7 @@ class SolutionKloopSettings(_Model):
         return value
 
 
-class Solution(_Model):
+class Solution(TraceModel):
     """A concrete implementation of a Definition."""
 
     model_config = ConfigDict(use_attribute_docstrings=True, extra="ignore", frozen=True)
@@ -491,7 +407,7 @@ class Solution(_Model):
 # ----------------------------------------------------------------------------- trace
 
 
-class Correctness(_Model):
+class Correctness(TraceModel):
     """Error of a solution's outputs against the reference."""
 
     model_config = ConfigDict(use_attribute_docstrings=True, extra="ignore", ser_json_inf_nan="strings")
@@ -511,7 +427,7 @@ class Correctness(_Model):
         return value
 
 
-class Performance(_Model):
+class Performance(TraceModel):
     """Timing of a solution against the reference."""
 
     latency_ms: float = Field(default=0.0, ge=0)
@@ -522,7 +438,7 @@ class Performance(_Model):
     """reference_latency_ms / latency_ms."""
 
 
-class Environment(_Model):
+class Environment(TraceModel):
     """Where an evaluation ran."""
 
     hardware: NonEmptyString
@@ -543,7 +459,7 @@ class EvaluationStatus(StrEnum):
     TIMEOUT = "TIMEOUT"
 
 
-class Evaluation(_Model):
+class Evaluation(TraceModel):
     """One solution on one workload: status, metrics, environment."""
 
     status: EvaluationStatus
@@ -570,7 +486,7 @@ class Evaluation(_Model):
         return self
 
 
-class Trace(_Model):
+class Trace(TraceModel):
     """A workload, optionally with a solution's evaluation on it (one line of a traces file)."""
 
     definition: NonEmptyString

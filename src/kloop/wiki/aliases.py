@@ -105,13 +105,16 @@ class TokenMatcher:
             lengths.setdefault(key[0], set()).add(len(key))
         # the n-gram lengths worth trying after each first token, longest first
         self.lengths = {first: sorted(ns, reverse=True) for first, ns in lengths.items()}
+        self._first_cache: dict[str, list[int] | None] = {}
 
     def scan(self, tokens: list[str]) -> list[tuple[int, int, int]]:
         """(first token, end token, row) of each match, left to right, longest first."""
         found: list[tuple[int, int, int]] = []
+        lengths_for = self._lengths_for
         i, count = 0, len(tokens)
         while i < count:
-            hit = self._match_at(tokens, i)
+            lengths = lengths_for(tokens[i])
+            hit = self._match_at(tokens, i, lengths) if lengths else None
             if hit is None:
                 i += 1
                 continue
@@ -119,13 +122,20 @@ class TokenMatcher:
             i += hit[0]
         return found
 
-    def _match_at(self, tokens: list[str], i: int) -> tuple[int, int] | None:
-        token = tokens[i]
+    def _lengths_for(self, token: str) -> list[int] | None:
+        """N-gram lengths worth trying from this token (memoized: most tokens start nothing)."""
+        try:
+            return self._first_cache[token]
+        except KeyError:
+            pass
         lengths = self.lengths.get(token)
         if lengths is None:
             lengths = next((self.lengths[s] for s in stems(token)[1:] if s in self.lengths), None)
-            if lengths is None:
-                return None
+        if len(self._first_cache) < 200_000:
+            self._first_cache[token] = lengths
+        return lengths
+
+    def _match_at(self, tokens: list[str], i: int, lengths: list[int]) -> tuple[int, int] | None:
         for n in lengths:
             if i + n > len(tokens):
                 continue

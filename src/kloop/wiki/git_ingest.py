@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -164,12 +165,17 @@ class GitIngester:
         fresh = [c for c in batch if ids[c.sha] not in known]
         report.skipped_known += len(batch) - len(fresh)
         todo = [(c.sha, c.parents[0] if len(c.parents) > 1 else None) for c in fresh]
-        excerpts = diff_excerpts(info.path, todo, self.rules.diff_pathspecs(), self.excerpt_chars)
-        captured = utc_now()
-        entries = [self._entry(info, c, ids[c.sha], excerpts.get(c.sha, ""), captured) for c in fresh]
+        # git computes the diffs in its own process while this one classifies the batch
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(diff_excerpts, info.path, todo, self.rules.diff_pathspecs(), self.excerpt_chars)
+            captured = utc_now()
+            entries = [self._entry(info, c, ids[c.sha], captured) for c in fresh]
+            excerpts = pending.result()
+        for commit, entry in zip(fresh, entries, strict=True):
+            entry.excerpt = excerpts.get(commit.sha, "")
         report.entries_added += self.store.add(entries, replace=False)
 
-    def _entry(self, info: RepoInfo, commit: RawCommit, entry_id: str, excerpt: str, captured: str) -> WikiEntry:
+    def _entry(self, info: RepoInfo, commit: RawCommit, entry_id: str, captured: str) -> WikiEntry:
         """One commit -> one entry: title, classification, provenance."""
         message = commit.message or "(empty commit message)"
         lines = [line for line in message.splitlines() if line.strip()]
@@ -199,7 +205,6 @@ class GitIngester:
             ),
             confidence=Confidence.source_reported,
             captured_at=captured,
-            excerpt=excerpt,
             stats={
                 "files": len(commit.files),
                 "kernel_files": len(kernel_files),

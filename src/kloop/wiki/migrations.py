@@ -107,10 +107,38 @@ def m003_term_stats(db: sqlite3.Connection) -> None:
     db.execute("CREATE VIRTUAL TABLE entries_vocab USING fts5vocab(entries_fts, 'row')")
 
 
+def m004_labels_in_row(db: sqlite3.Connection) -> None:
+    """Filter on `entries.label_list` directly: the per-label table's trigger halved ingest speed."""
+    run_script(
+        db,
+        """
+        DROP TRIGGER entries_ai;
+        DROP TRIGGER entries_ad;
+        DROP TRIGGER entries_au;
+        DROP TABLE entry_labels;
+        CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+            INSERT INTO entries_fts(rowid, title, labels, body, excerpt)
+                VALUES (new.rowid, new.title, new.labels, new.body, new.excerpt);
+        END;
+        CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+            INSERT INTO entries_fts(entries_fts, rowid, title, labels, body, excerpt)
+                VALUES ('delete', old.rowid, old.title, old.labels, old.body, old.excerpt);
+        END;
+        CREATE TRIGGER entries_au AFTER UPDATE ON entries BEGIN
+            INSERT INTO entries_fts(entries_fts, rowid, title, labels, body, excerpt)
+                VALUES ('delete', old.rowid, old.title, old.labels, old.body, old.excerpt);
+            INSERT INTO entries_fts(rowid, title, labels, body, excerpt)
+                VALUES (new.rowid, new.title, new.labels, new.body, new.excerpt);
+        END;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("entries", m001_entries),
     ("ingest_state", m002_ingest_state),
     ("term_stats", m003_term_stats),
+    ("labels_in_row", m004_labels_in_row),
 ]
 
 

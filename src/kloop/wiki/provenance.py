@@ -5,12 +5,10 @@ Each rule is a table row (regexes, phrase sets, path patterns), not a branch in 
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 # How histories name the pull/merge request a commit came from; first match wins.
 PR_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -104,26 +102,29 @@ class KernelPathRules(BaseModel):
         description="Words in a file name that make a host-language file a kernel.",
     )
 
+    _seen: dict[str, bool] = PrivateAttr(default_factory=dict)
+
     def is_kernel(self, path: str) -> bool:
-        """Device source, or host source living where kernels live."""
-        lower = path.lower()
-        suffix = Path(lower).suffix
+        """Device source, or host source living where kernels live (cached: paths repeat)."""
+        known = self._seen.get(path)
+        if known is None:
+            known = self._seen[path] = self._classify(path)
+        return known
+
+    def _classify(self, path: str) -> bool:
+        directory, _, name = path.lower().rpartition("/")
+        dot = name.rfind(".")
+        suffix = name[dot:] if dot > 0 else ""
         if suffix in self.device_extensions:
             return True
         if suffix not in self.host_extensions:
             return False
-        parts = lower.split("/")
-        dirs = "/" + "/".join(parts[:-1]) + "/"
+        dirs = f"/{directory}/"
         if any(f"/{d}/" in dirs for d in self.kernel_dirs):
             return True
-        return any(word in parts[-1] for word in self.kernel_name_words)
+        return any(word in name for word in self.kernel_name_words)
 
     def diff_pathspecs(self) -> list[str]:
         """Pathspecs that keep diff excerpts to source files (no binaries, no data)."""
         exts = [*self.device_extensions, *self.host_extensions]
         return [f":(glob,icase)**/*{e}" for e in exts]
-
-
-def matches_globs(path: str, globs: list[str]) -> bool:
-    """Whether a path matches any user --paths glob (fnmatch, '**' spanning directories)."""
-    return any(fnmatch.fnmatch(path, g) or fnmatch.fnmatch(path, g.replace("**/", "")) for g in globs)

@@ -27,6 +27,7 @@ class ParsedQuery:
     """A query split into the FTS5 expression and the filters it named inline."""
 
     match: str | None
+    expansion: str | None = None
     filters: dict[str, str] = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
@@ -38,7 +39,11 @@ def quote(phrase_tokens: list[str]) -> str:
 
 
 def parse_query(text: str, aliases: AliasTable | None, *, expand: bool = True) -> ParsedQuery:
-    """Build the MATCH expression: OR of quoted terms, alias spans as OR-groups of their spellings."""
+    """Build the MATCH expressions: the user's own terms, and (separately) their alias spellings.
+
+    Keeping the alternatives apart lets search weigh a match on the words typed above a match on
+    a synonym, so expansion adds recall without drowning precision.
+    """
     filters: dict[str, str] = {}
     findings: list[str] = []
     for key, value in _INLINE.findall(text):
@@ -49,19 +54,25 @@ def parse_query(text: str, aliases: AliasTable | None, *, expand: bool = True) -
     free = _INLINE.sub(" ", text)
     tokens = tokens_of(free)
     clauses: list[str] = []
+    alternatives: list[str] = []
     terms: list[str] = []
     covered: set[int] = set()
     if expand and aliases is not None:
         for start, end, spellings in aliases.expansions(tokens):
-            phrases = list(dict.fromkeys(quote(tokens_of(s)) for s in spellings if tokens_of(s)))
-            clauses.append(phrases[0] if len(phrases) == 1 else "(" + " OR ".join(phrases) + ")")
+            original = quote(tokens[start:end])
+            clauses.append(original)
+            alternatives += [quote(tokens_of(s)) for s in spellings[1:] if tokens_of(s)]
             terms.extend(spellings)
             covered.update(range(start, end))
     rest = [t for i, t in enumerate(tokens) if i not in covered]
     kept = [t for t in rest if t not in STOPWORDS] or ([] if clauses else rest)
-    for token in dict.fromkeys(kept):
+    for token in kept:
         clauses.append(quote([token]))
         terms.append(token)
     for finding in findings:
         clauses.append("labels : " + quote(["finding", *tokens_of(finding)]))
-    return ParsedQuery(" OR ".join(clauses) or None, filters, findings, terms)
+    clauses = list(dict.fromkeys(clauses))
+    alternatives = [a for a in dict.fromkeys(alternatives) if a not in clauses]
+    return ParsedQuery(
+        " OR ".join(clauses) or None, " OR ".join(alternatives) or None, filters, findings, terms
+    )

@@ -6,10 +6,13 @@ These are the contract of DESIGN.md's KernelWiki section; everything that enters
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+_WHITESPACE = re.compile(r"\s")
 
 
 class EntryKind(StrEnum):
@@ -102,7 +105,7 @@ class WikiEntry(BaseModel):
     @field_validator("id")
     @classmethod
     def _no_whitespace(cls, value: str) -> str:
-        if any(ch.isspace() for ch in value):
+        if _WHITESPACE.search(value):
             raise ValueError("an entry id has no whitespace")
         return value
 

@@ -24,6 +24,10 @@ from kloop.wiki.schema import Hit, Source, WikiEntry
 BUSY_TIMEOUT_MS = 10_000
 # bm25 column weights: title > labels (tags, techniques, arch, findings) > body > paths/diff excerpt.
 COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 0.4)
+# A match on an alias spelling counts this much of a match on the words the user typed.
+EXPANSION_WEIGHT = 0.5
+# Candidates taken from each of the two MATCH expressions before fusing their scores.
+CANDIDATES = 50
 KINDS = ("pr", "commit", "card", "doc")
 VENDORS = ("nvidia", "amd", "any")
 _COLUMNS = (
@@ -75,6 +79,7 @@ class WikiStore:
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.execute("PRAGMA cache_size = -65536")
             created = 1 in migrate(self.db, str(self.path))
         except sqlite3.DatabaseError as exc:
             raise BadInput(self.path, f"not a usable wiki database ({exc})") from None
@@ -174,6 +179,25 @@ class WikiStore:
         if parsed.match is None:
             return []
         where, params = self._filter_sql(filters)
+        pool = max(CANDIDATES, 2 * k)
+        scored: dict[str, list] = {}
+        for expression, weight in ((parsed.match, 1.0), (parsed.expansion, EXPANSION_WEIGHT)):
+            if expression is None:
+                continue
+            for row in self._match(expression, where, params, pool, query):
+                hit = scored.setdefault(row[0], [0.0, row])
+                hit[0] += weight * -row[3]
+        ranked = sorted(scored.values(), key=lambda item: -item[0])[:k]
+        return [
+            Hit(
+                id=r[0], title=r[1], kind=r[2], score=round(score, 4), snippet=" ".join(r[4].split()),
+                source=Source.model_validate_json(r[5]), vendor=r[6], confidence=r[7],
+            )
+            for score, r in ranked
+        ]
+
+    def _match(self, expression: str, where: str, params: list[str], limit: int, query: str) -> list[tuple]:
+        """Top `limit` rows for one MATCH expression under the filters, best (lowest bm25) first."""
         weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
         sql = (
             f"SELECT e.id, e.title, e.kind, bm25(entries_fts, {weights}) AS rank, "
@@ -182,16 +206,9 @@ class WikiStore:
             f"WHERE entries_fts MATCH ? {where} ORDER BY rank LIMIT ?"
         )
         try:
-            rows = self.db.execute(sql, [parsed.match, *params, k]).fetchall()
+            return self.db.execute(sql, [expression, *params, limit]).fetchall()
         except sqlite3.OperationalError as exc:  # a query we built must never reach the user as SQL
             raise BadInput("query", f"cannot search for {query!r}: {exc}") from None
-        return [
-            Hit(
-                id=r[0], title=r[1], kind=r[2], score=round(-r[3], 4), snippet=" ".join(r[4].split()),
-                source=Source.model_validate_json(r[5]), vendor=r[6], confidence=r[7],
-            )
-            for r in rows
-        ]
 
     def _filter_sql(self, filters: dict[str, str]) -> tuple[str, list[str]]:
         """SQL conditions for vendor / arch / tag / kind filters, validated against their vocabularies."""
@@ -205,18 +222,16 @@ class WikiStore:
             params.append(vendor)
         if filters.get("arch"):
             arch = filters["arch"]
-            arch_vendor = self._arch_vendor(arch)
-            clauses.append(
-                "e.rowid IN (SELECT entry_rowid FROM entry_labels WHERE label IN (?, 'arch:none'))"
-                + (" AND e.vendor IN (?, 'any')" if arch_vendor else "")
-            )
-            params += [f"arch:{arch}", *([arch_vendor] if arch_vendor else [])]
+            clauses.append("(instr(e.label_list, ?) > 0 OR instr(e.label_list, '\"arch:none\"') > 0)")
+            params.append(f'"arch:{arch}"')
+            if arch_vendor := self._arch_vendor(arch):
+                clauses.append("e.vendor IN (?, 'any')")
+                params.append(arch_vendor)
         if filters.get("tag"):
             tag = filters["tag"].lower()
             wanted = [tag] if tag.startswith("finding:") else [f"tag:{tag}", f"tech:{tag}", f"finding:{tag}"]
-            marks = ", ".join("?" * len(wanted))
-            clauses.append(f"e.rowid IN (SELECT entry_rowid FROM entry_labels WHERE label IN ({marks}))")
-            params += wanted
+            clauses.append("(" + " OR ".join("instr(e.label_list, ?) > 0" for _ in wanted) + ")")
+            params += [f'"{label}"' for label in wanted]
         if filters.get("kind"):
             if filters["kind"] not in KINDS:
                 raise BadInput("--kind", f"unknown kind {filters['kind']!r} (expected one of {', '.join(KINDS)})")

@@ -1,0 +1,44 @@
+"""get_agent: specs validated, unknown kinds named, registrations checked when registered."""
+
+from __future__ import annotations
+
+import pytest
+
+from kloop.agents import AgentUnavailable, UnknownAgentKind, get_agent, register_agent
+from kloop.agents.rules import RulesReviewer
+from kloop.agents.tuner import TunerAgent
+from kloop.errors import BadInput
+
+
+def test_builtin_kinds() -> None:
+    assert isinstance(get_agent("rules"), RulesReviewer)
+    assert isinstance(get_agent("tuner"), TunerAgent)
+
+
+def test_unknown_kind_lists_the_known_ones() -> None:
+    with pytest.raises(UnknownAgentKind) as info:
+        get_agent("gpt-9", where="--writer")
+    text = str(info.value)
+    assert text.startswith("--writer: unknown agent kind 'gpt-9'") and "replay:ARG" in text and "rules" in text
+    assert info.value.exit_code == 2
+
+
+def test_argument_rules() -> None:
+    with pytest.raises(BadInput, match="needs an argument"):
+        get_agent("replay")
+    with pytest.raises(BadInput, match="takes no argument"):
+        get_agent("rules:strict")
+
+
+def test_planned_cli_adapters_say_so() -> None:
+    with pytest.raises(AgentUnavailable, match="planned"):
+        get_agent("claude")
+
+
+def test_registration_is_checked_at_registration() -> None:
+    with pytest.raises(ValueError, match="lower-case"):
+        register_agent("Bad Name", lambda arg: RulesReviewer())
+    with pytest.raises(TypeError, match="not callable"):
+        register_agent("notcallable", "nope")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="registered twice"):
+        register_agent("rules", lambda arg: RulesReviewer())

@@ -1,0 +1,87 @@
+"""Device detection on this machine: real measurement, the per-device cache, bad requests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from kloop.device import SAFETY_FACTORS, DeviceInfo, DeviceKind, DtypeClass, detect, resolve_kind
+from kloop.errors import BadInput
+
+
+@pytest.fixture(scope="module")
+def cache_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("kloop-home") / "device-cache.json"
+
+
+@pytest.fixture(scope="module")
+def cpu_info(cache_file: Path) -> DeviceInfo:
+    return detect("cpu", cache_path=cache_file)
+
+
+def test_cpu_is_measured_and_bounded(cpu_info: DeviceInfo) -> None:
+    assert cpu_info.kind is DeviceKind.CPU and cpu_info.measured and cpu_info.peak_source == "measured"
+    m = cpu_info.measurement
+    assert m is not None and m.copy_gbs > 0.1 and m.matmul_flops[DtypeClass.FP32] > 1e8
+    assert m.threads == torch.get_num_threads() == cpu_info.compute_units
+    bw_factor, flops_factor = SAFETY_FACTORS[DeviceKind.CPU]
+    assert cpu_info.peak_bandwidth_gbs == pytest.approx(m.copy_gbs * bw_factor)
+    assert cpu_info.peak_flops[DtypeClass.FP32] == pytest.approx(m.matmul_flops[DtypeClass.FP32] * flops_factor)
+    assert cpu_info.memory_bytes > 2**28 and cpu_info.name and cpu_info.arch
+
+
+def test_measurement_is_cached_per_device_and_reused(cpu_info: DeviceInfo, cache_file: Path) -> None:
+    data = json.loads(cache_file.read_text())
+    assert list(data["entries"]) == [cpu_info.cache_key] and f"threads-{cpu_info.compute_units}" in cpu_info.cache_key
+    again = detect("cpu", cache_path=cache_file)
+    assert again == cpu_info  # same timestamp and rates: read back, not measured again
+
+
+def test_remeasure_replaces_the_entry(cpu_info: DeviceInfo, cache_file: Path) -> None:
+    fresh = detect("cpu", cache_path=cache_file, remeasure=True)
+    assert fresh.measurement != cpu_info.measurement
+    stored = json.loads(cache_file.read_text())["entries"][fresh.cache_key]
+    assert DeviceInfo.model_validate(stored) == fresh
+
+
+def test_corrupt_cache_counts_as_empty(tmp_path: Path) -> None:
+    cache_file = tmp_path / "device-cache.json"
+    cache_file.write_text("{not json")
+    info = detect("cpu", cache_path=cache_file)
+    assert info.measured and json.loads(cache_file.read_text())["entries"][info.cache_key]
+
+
+def test_peak_flops_falls_back_to_the_largest_known(cpu_info: DeviceInfo) -> None:
+    fp32 = cpu_info.peak_flops[DtypeClass.FP32]
+    assert cpu_info.peak_flops_for("float32") == fp32 == cpu_info.peak_flops_for("torch.float32")
+    assert cpu_info.peak_flops_for("bfloat16") == max(cpu_info.peak_flops.values())
+
+
+@pytest.mark.parametrize(("requested", "expected"), [
+    ("tpu", "unknown device 'tpu'"),
+    ("cuda", "cuda requested but torch sees no GPU"),
+])
+def test_bad_requests_are_bad_input(requested: str, expected: str) -> None:
+    if requested == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(BadInput, match=expected) as caught:
+        resolve_kind(requested)
+    assert caught.value.where == "--device"
+
+
+def test_auto_picks_what_torch_sees() -> None:
+    expected = DeviceKind.CPU if not torch.cuda.is_available() else (
+        DeviceKind.ROCM if torch.version.hip else DeviceKind.CUDA)
+    assert resolve_kind("auto") is expected
+
+
+@pytest.mark.gpu
+def test_gpu_detection_has_published_and_measured_peaks(tmp_path: Path) -> None:
+    info = detect("cuda", cache_path=tmp_path / "device-cache.json")
+    assert info.kind in (DeviceKind.CUDA, DeviceKind.ROCM) and info.measured
+    assert info.arch.startswith(("sm_", "gfx")) and info.compute_units and info.compute_units > 1
+    assert info.measurement is not None and DtypeClass.BF16 in info.measurement.matmul_flops
+    assert info.peak_bandwidth_gbs >= info.measurement.copy_gbs

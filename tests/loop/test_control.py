@@ -1,0 +1,124 @@
+"""Run control on the tiny task: agent faults, budgets, the plan gate, blocked runs, the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from kloop.agents import AgentRequest, AgentResult, AgentStatus, Claim
+from kloop.agents.registry import get_agent
+from kloop.agents.tuner import TunerAgent
+from kloop.loop.approval import approve, status_report
+from kloop.loop.campaign import Campaign, Services
+from kloop.loop.config import RunConfig, Stage
+from kloop.loop.stopping import Outcome, RunStatus
+from kloop.loop.verifier import FakeVerifier
+from tests.loop.helpers import ROWSCALE, VECTORIZED, fake, make_campaign, real_verifier
+
+
+class ScriptedWriter:
+    """A scripted model: crashes, hangs, overspends, then writes an honest round."""
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        if request.turn == 0:
+            raise RuntimeError("model server went away")
+        if request.turn == 1:
+            time.sleep(3)
+            return AgentResult(status=AgentStatus.completed, final_message="too late")
+        if request.turn == 2:
+            (request.workspace / "solution" / "FAKE_VERDICT.json").write_text(fake(2.0))
+            return AgentResult(status=AgentStatus.completed, final_message="2x", claim=Claim(text="2x"))
+        if request.turn == 3:
+            (request.workspace / "solution" / "main.py").write_text(VECTORIZED)
+            return AgentResult(status=AgentStatus.completed, final_message="spent a lot", cost_usd=9.0)
+        return AgentResult(status=AgentStatus.exhausted)
+
+
+def test_agent_crash_hang_and_overspend_reject_the_round_and_the_loop_goes_on(tmp_path: Path) -> None:
+    cfg = RunConfig(task=str(ROWSCALE), writer="scripted", reviewer="rules", stages=[Stage.iterate],
+                    agent_time_limit_s=1.0, cost_limit_usd=5.0, replan_after=10)
+    services = Services(writer=ScriptedWriter(), reviewer=get_agent("rules"), tuner=TunerAgent(),
+                        verifier=FakeVerifier())
+    summary = Campaign.create(ROWSCALE, tmp_path / "run", cfg, services).run()
+    reasons = [r.reasons for r in summary.rounds]
+    assert "writer: crashed: RuntimeError: model server went away" in reasons[0]
+    assert reasons[1] == ["writer: timed_out: no answer within 1s"]
+    assert summary.rounds[2].accepted and summary.best.candidate == "r003"
+    assert reasons[3][0].startswith("writer: over_budget: cost $9.00 over the $5.00 limit")
+    assert len(summary.rounds) == 4 and "cost budget used: $9.00 of $5.00" in summary.reason
+    assert summary.status is RunStatus.budget  # the overspent $9 used the run's $5 budget
+
+
+def test_wall_time_budget(tmp_path: Path) -> None:
+    lines = [{"claim": f"{i}", "files": {"FAKE_VERDICT.json": fake(1.0 + i)}} for i in range(1, 5)]
+    campaign = make_campaign(tmp_path, lines, budget_s=0.001)
+    summary = campaign.run()
+    assert summary.status is RunStatus.budget and "wall-time budget" in summary.reason
+
+
+def test_plan_gate_pauses_until_approved(tmp_path: Path) -> None:
+    lines = [{"claim": "2x", "files": {"FAKE_VERDICT.json": fake(2.0)}}]
+    campaign = make_campaign(tmp_path, lines, stages=[Stage.research, Stage.iterate], gate_plan=True)
+    run = tmp_path / "run"
+    summary = campaign.run()
+    assert summary.status is RunStatus.awaiting_approval and summary.rounds == []
+    plan = run / "workspace" / "notes" / "plan.md"
+    assert "## Acceptance criteria" in plan.read_text()
+    plan.write_text(plan.read_text() + "\n4. A person added this criterion.\n")
+    assert "approved" in approve(run)
+    campaign.lineage.close()
+    services = Services(writer=get_agent(f"replay:{tmp_path / 'campaign.jsonl'}"), reviewer=get_agent("rules"),
+                        tuner=TunerAgent(), verifier=FakeVerifier())
+    summary = Campaign.open(run, services).run()
+    assert summary.status is RunStatus.completed and summary.best.candidate == "r001"
+    prompt = (run / "artifacts" / "round-001" / "prompt.md").read_text()
+    assert "A person added this criterion." in prompt and "## Rules" in prompt
+    assert "best: r001" in status_report(run, as_json=False)
+
+
+def test_broken_baseline_blocks_the_run(tmp_path: Path) -> None:
+    import shutil
+
+    task = tmp_path / "task"
+    shutil.copytree(ROWSCALE, task)
+    (task / "baseline" / "main.py").write_text("import torch\n\n\ndef run(x, w):\n    return x + w\n")
+    lines = [{"claim": "2x", "files": {"main.py": VECTORIZED}}]
+    summary = make_campaign(tmp_path, lines, task=task, verifier=real_verifier(),
+                            stages=[Stage.research, Stage.iterate]).run()
+    assert summary.status is RunStatus.blocked and summary.outcome is Outcome.blocked
+    assert "baseline does not pass the verifier: INCORRECT_NUMERICAL" in summary.reason
+
+
+def _kloop(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kloop.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
+    cases = [
+        (["run", str(ROWSCALE), "--writer", "nope:x", "--reviewer", "rules", "--out", str(tmp_path / "a")],
+         "kloop: error: --writer: unknown agent kind 'nope'"),
+        (["run", str(ROWSCALE), "--writer", "replay:/no/such.jsonl", "--reviewer", "rules", "--out", str(tmp_path / "b")],
+         "replay campaign not found"),
+        (["run", str(ROWSCALE), "--writer", "tuner", "--reviewer", "rules", "--stages", "iterate,polish",
+          "--out", str(tmp_path / "c")], "--stages: unknown stage 'polish'"),
+        (["run", str(ROWSCALE), "--writer", "tuner", "--reviewer", "rules", "--budget", "soon",
+          "--out", str(tmp_path / "d")], "--budget: 'soon' is not a duration"),
+        (["run", "--resume", str(tmp_path)], "not a kloop run directory"),
+        (["status", str(tmp_path)], "not a kloop run directory"),
+    ]
+    for args, message in cases:
+        proc = _kloop(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_cli_status_json_of_a_finished_run(tmp_path: Path) -> None:
+    lines = [{"claim": "2x", "files": {"FAKE_VERDICT.json": fake(2.0)}}]
+    make_campaign(tmp_path, lines).run()
+    proc = _kloop("status", str(tmp_path / "run"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["status"] == "completed" and data["best"]["candidate"] == "r001" and data["in_flight"] is None
