@@ -1,6 +1,66 @@
 #!/usr/bin/env bash
-# Set up kloop, then run its main job on a shipped CPU example.
+# The main demo: set up kloop, then run the gated loop on a shipped example with the offline
+# agents - a replay campaign (honest rounds, a hack, a regression, escape attempts) as the
+# writer, the rules reviewer, then the tuner over the tunables the campaign declares.
+#
+#   bash scripts/demo.sh [RUN_DIR]        (default: runs/demo)
+#
+# A finished run already in RUN_DIR is moved aside to RUN_DIR.previous (never deleted); an
+# unfinished one (interrupted, killed, paused) is continued with --resume.
+# With a GPU present, an example tagged "gpu" that has a campaign in examples/campaigns/ is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/kloop verify examples/rmsnorm examples/rmsnorm/solutions/cpp_fused
+OUT=${1:-runs/demo}
+PY=.venv/bin/python
+
+EXAMPLE=rmsnorm
+GPU_EXAMPLE=$($PY - <<'PY' || true
+import json, pathlib
+try:
+    import torch
+    has_gpu = torch.cuda.is_available()
+except Exception:
+    has_gpu = False
+if has_gpu:
+    for d in sorted(pathlib.Path("examples").glob("*/definition.json")):
+        tags = json.loads(d.read_text()).get("tags", [])
+        if "gpu" in tags and pathlib.Path(f"examples/campaigns/{d.parent.name}.jsonl").is_file():
+            print(d.parent.name)
+            break
+PY
+)
+if [ -n "$GPU_EXAMPLE" ]; then
+  EXAMPLE=$GPU_EXAMPLE
+fi
+
+STATUS=""
+if [ -f "$OUT/.kloop/config.json" ]; then
+  STATUS=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1])).get("status",""))' "$OUT/summary.json" 2>/dev/null || echo interrupted)
+fi
+case "$STATUS" in
+  interrupted|running|awaiting_approval)
+    echo "demo: continuing the unfinished run in $OUT ($STATUS)"
+    .venv/bin/kloop run --resume "$OUT" ;;
+  *)
+    if [ -e "$OUT" ]; then
+      rm -rf "$OUT.previous"
+      mv "$OUT" "$OUT.previous"
+      echo "demo: the previous run is kept in $OUT.previous"
+    fi
+    mkdir -p "$(dirname "$OUT")"
+    .venv/bin/kloop run "examples/$EXAMPLE" --writer "replay:examples/campaigns/$EXAMPLE.jsonl" \
+      --reviewer rules --stages research,iterate,tune --out "$OUT" ;;
+esac
+
+$PY - "$OUT" <<'PY'
+import json, sys, pathlib
+run = pathlib.Path(sys.argv[1])
+s = json.loads((run / "summary.json").read_text())
+best = s["best"]
+accepted = sum(r["accepted"] for r in s["rounds"])
+print(f"\nbest speedup: {best['speedup_geomean']:.2f}x ({best['candidate']}, round {best['round']}); "
+      f"{accepted} of {len(s['rounds'])} rounds accepted; status {s['status']}, outcome {s['outcome']}")
+print(f"report:  {run / 'report.html'}")
+print(f"summary: {run / 'summary.json'}")
+PY

@@ -122,3 +122,23 @@ def test_cli_status_json_of_a_finished_run(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["status"] == "completed" and data["best"]["candidate"] == "r001" and data["in_flight"] is None
+
+
+def test_wiki_hits_reach_the_plan_and_the_prompts_fenced(tmp_path: Path) -> None:
+    from kloop.loop.prompts import UNTRUSTED_CLOSE, UNTRUSTED_OPEN
+    from kloop.loop.services import KernelWiki
+    from kloop.wiki import WikiStore, shipped_cards
+
+    db = tmp_path / "wiki.sqlite"
+    WikiStore(db).add(shipped_cards())
+    lines = [{"claim": "2x", "files": {"FAKE_VERDICT.json": fake(2.0)}}]
+    campaign = make_campaign(tmp_path, lines, stages=[Stage.research, Stage.iterate])
+    campaign.services.wiki = KernelWiki(db)
+    campaign.facts.description += " elementwise memory bound vectorized loads coalescing"
+    campaign.run()
+    run = tmp_path / "run"
+    plan = (run / "workspace" / "notes" / "plan.md").read_text()
+    assert "## Related knowledge (wiki, untrusted excerpts)" in plan and "\n- [" in plan
+    prompt = (run / "artifacts" / "round-001" / "prompt.md").read_text()
+    start, end = prompt.index(UNTRUSTED_OPEN), prompt.index(UNTRUSTED_CLOSE)
+    assert "- [" in prompt[start:end]

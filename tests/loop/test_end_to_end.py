@@ -113,3 +113,16 @@ def test_tune_stage_searches_declared_tunables(tmp_path: Path) -> None:
     assert summary.best.candidate == "r005", reasons
     assert "y[i:i + step]" in (tmp_path / "run" / "workspace" / "solution" / "main.py").read_text()
     assert "step = 64" in (tmp_path / "run" / "workspace" / "solution" / "main.py").read_text()
+
+
+def test_speed_of_light_stop_uses_the_device_ceiling(tmp_path: Path) -> None:
+    from kloop.loop.ceiling import DeviceCeiling
+
+    lines = [{"claim": "vectorized", "files": {"main.py": VECTORIZED}},
+             {"claim": "never played", "files": {"main.py": ROW_LOOP}}]
+    campaign = make_campaign(tmp_path, lines, verifier=real_verifier(), sol_fraction=1e-9)
+    campaign.services.ceiling = DeviceCeiling("cpu")
+    summary = campaign.run()
+    assert summary.status is RunStatus.speed_of_light, summary.reason
+    assert len(summary.rounds) == 1 and "of the device's speed of light" in summary.reason
+    assert 0 < campaign.lineage.meta("best_sol_fraction") < 1

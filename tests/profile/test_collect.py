@@ -32,7 +32,7 @@ def test_ncu_command_line(tmp_path: Path) -> None:
 def test_rocprofv3_command_line(tmp_path: Path) -> None:
     plan = plan_collect(Tool.rocprofv3, TASK, SOLUTION, tmp_path, executable="/opt/rocprofv3", python="/py")
     assert plan.argv == [
-        "/opt/rocprofv3", "--kernel-trace", "--pmc", *ROCPROFV3_COUNTERS, "--output-format", "csv",
+        "/opt/rocprofv3", "--kernel-trace", "--pmc", ",".join(ROCPROFV3_COUNTERS), "--output-format", "csv",
         "--output-directory", str(tmp_path / "rocprofv3"), "--output-file", "profile", "--",
         *DRIVER, "--device", "rocm", "--warmup", "0",
     ]  # fmt: skip

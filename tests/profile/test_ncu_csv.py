@@ -137,3 +137,29 @@ def test_header_without_rows_and_garbage_are_bad_input(tmp_path: Path, h200: Pat
     garbage.write_text("a,b,c\n1,2,3\n")
     with pytest.raises(BadInput, match="no Nsight Compute CSV header"):
         read_ncu_csv(garbage)
+
+
+def test_extra_columns_such_as_kernel_time_are_ignored(h200: Path, tmp_path: Path, read_case) -> None:
+    rows = _rows(h200 / "heavy_regs" / "details.csv")
+    at = rows[0].index("Host Name") + 1
+    rows = [r[:at] + (["Kernel Time"] if i == 0 else ["2025-11-30 10:00:00.123"]) + r[at:] for i, r in enumerate(rows)]
+    p = read_ncu_csv(_write(rows, tmp_path / "kernel-time.csv"))[0]
+    assert p.metrics == read_case("heavy_regs", "details.csv")[0].metrics
+
+
+def test_summary_page_reads_the_average_column(h200: Path, tmp_path: Path, read_case) -> None:
+    """--print-summary per-kernel: Minimum/Maximum/Average instead of Metric Value."""
+    rows = _rows(h200 / "copy_strided" / "details.csv")
+    at = rows[0].index("Metric Value")
+    summary = [r[:at] + (["Minimum", "Maximum", "Average"] if i == 0 else [r[at]] * 3) + r[at + 1:] for i, r in enumerate(rows)]
+    p = read_ncu_csv(_write(summary, tmp_path / "summary.csv"))[0]
+    assert p.metrics == read_case("copy_strided", "details.csv")[0].metrics
+
+
+@pytest.mark.parametrize("case", ["copy_strided", "transpose_conflict", "heavy_regs", "torch_mm_bf16"])
+def test_details_page_stalls_come_from_the_cpistall_rule(read_case, case: str) -> None:
+    details = read_case(case, "details.csv")[0].metrics.stall_breakdown
+    sampled = read_case(case, "report.ncu-rep")[0].metrics.stall_breakdown
+    top = max(details, key=details.__getitem__)
+    assert top == max(sampled, key=sampled.__getitem__)
+    assert details[top] == pytest.approx(sampled[top], abs=0.06)

@@ -37,3 +37,12 @@ def test_unknown_inputs_are_bad_input(tmp_path: Path) -> None:
     for name, message in (("empty", "empty file"), ("text", "unrecognised"), ("folder", "unrecognised"), ("absent", "no such")):
         with pytest.raises(BadInput, match=message):
             read(tmp_path / name)
+
+
+def test_a_collect_output_folder_reads_its_single_report(h200: Path, tmp_path: Path) -> None:
+    shutil.copy(h200 / "heavy_regs" / "report.ncu-rep", tmp_path / "profile.ncu-rep")
+    (tmp_path / "digest.md").write_text("## heavy_regs\n")
+    assert read(tmp_path)[0].normalized_name == "heavy_regs"
+    shutil.copy(h200 / "fma_bound" / "report.ncu-rep", tmp_path / "second.ncu-rep")
+    with pytest.raises(BadInput, match="unrecognised"):
+        read(tmp_path)

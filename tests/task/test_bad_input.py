@@ -95,6 +95,8 @@ CASES: list[tuple[str, Mutation, str, str]] = [
      "definition.json", "overlap"),
     ("bad-range", _edit_definition(lambda d: d["kloop"]["input_ranges"].update(weight={"low": 2, "high": 1})),
      "definition.json", "low <= high"),
+    ("kloop-typo", _edit_definition(lambda d: d["kloop"].update(tolerence={"atol": 1})),
+     "definition.json", "field 'kloop.tolerence': Extra inputs are not permitted"),
     ("range-unknown-input", _edit_definition(lambda d: d["kloop"]["input_ranges"].update(bias={"low": 0, "high": 1})),
      "definition.json", "unknown inputs ['bias']"),
     ("workload-broken-json", _write("workloads.jsonl", '{"workload": {"uuid": "a", "axes": {"tokens": 1}, "inputs": {"x": {"type": "random"}, "weight": {"type": "random"}}}}\n{oops\n'),
@@ -217,3 +219,16 @@ def test_cli_shows_a_fib_root_definition(shared_fixtures: Path) -> None:
     summary = json.loads(proc.stdout)
     assert summary["workloads"]["count"] == 43 and summary["inputs"]["A"]["shape"] == ["M", "K"]
     assert summary["outputs"]["C"]["tolerance"]["atol"] == 0.01 and summary["baseline"] is None
+
+
+def test_oversized_and_special_source_files_are_refused(rmsnorm_copy: Path) -> None:
+    baseline = rmsnorm_copy / "baseline"
+    (baseline / "main.py").unlink()
+    os.mkfifo(baseline / "main.py")  # reading a FIFO would block forever
+    with pytest.raises(BadInput, match="not a regular file|is not a file"):
+        load_solution(baseline)
+    (baseline / "main.py").unlink()
+    with open(baseline / "main.py", "wb") as handle:
+        handle.truncate(65 * 1024 * 1024)  # sparse: large on paper, cheap on disk
+    with pytest.raises(BadInput, match="more than the 67108864 allowed"):
+        load_solution(baseline)

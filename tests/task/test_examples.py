@@ -111,3 +111,20 @@ def test_cpp_solutions_build_and_match_the_reference(examples_dir: Path, tmp_pat
     src = write_solution_dir(solution, tmp_path / "src")
     module = load(f"kloop_example_{name}", [str(src / s.path) for s in solution.sources], build_directory=str(tmp_path))
     assert _check_against_reference(task, solution, getattr(module, solution.entry_symbol)) == len(task.workloads) + 2
+
+
+def test_cli_pack_writes_a_solution_flashinfer_bench_accepts(examples_dir: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    from flashinfer_bench.data import Solution as FibSolution
+
+    kloop = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "kloop"
+    out = tmp_path / "packed.json"
+    proc = subprocess.run(
+        [str(kloop), "task", "pack", str(examples_dir / "silu_and_mul/solutions/cpp_tuned"), "-o", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    fib = FibSolution.model_validate_json(out.read_text())
+    assert "kGrainRows = 16;" in fib.sources[0].content  # the default configuration, not a placeholder
+    assert load_solution(out).content_hash() == load_solution(examples_dir / "silu_and_mul/solutions/cpp_tuned").content_hash()

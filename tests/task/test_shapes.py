@@ -90,3 +90,9 @@ def test_flops_that_divide_by_zero_are_bad_input(examples_dir: Path) -> None:
     data["kloop"]["flops"] = "hidden / (tokens - tokens)"
     with pytest.raises(BadInput, match="kloop.flops"):
         flops_for(Definition.model_validate(data), {"tokens": 3, "hidden": 2048})
+
+
+@pytest.mark.parametrize("text", ["-" * 1998 + "1", "(" * 600 + "1" + ")" * 600, "((9 ** 64) ** 64) ** 64", "M" + " + M" * 1000])
+def test_evaluator_bounds_hostile_expressions(text: str) -> None:
+    with pytest.raises(ExpressionError):
+        evaluate(text, {"M": 3})

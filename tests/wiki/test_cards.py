@@ -193,6 +193,8 @@ def test_question_set_names_real_cards_for_both_vendors() -> None:
         titles = {ids[e].meta["title"].lower() for e in row["expected"]}
         assert row["question"].lower() not in titles, f"question copies a title: {row['question']!r}"
     assert {"nvidia", "amd"} <= vendors
+    unasked = set(ids) - {e for ln in lines for e in json.loads(ln)["expected"]}
+    assert not unasked, f"cards no question expects: {sorted(unasked)}"
 
 
 # ---------------------------------------------------------------- findability in a real store

@@ -1,1 +1,38 @@
-"""The orchestrator: stages, rounds, gate, lineage, workspace, prompts, resume."""
+"""The orchestrator: stages, rounds, gate, lineage, workspace, prompts, resume.
+
+`run_campaign` starts a run, `resume` continues one; `Campaign` and `Services` are the parts
+for callers that pass their own agents, verifier, clock or progress view.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kloop.loop.campaign import Campaign, Services
+from kloop.loop.config import RunConfig, Stage
+from kloop.loop.stopping import Outcome, RunStatus
+from kloop.loop.summary import Summary
+
+__all__ = ["Campaign", "Outcome", "RunConfig", "RunStatus", "Services", "Stage", "Summary", "resume", "run_campaign"]
+
+
+def default_services(config: RunConfig) -> Services:
+    """The real parts: agents from the specs, the real verifier, the wiki, the device ceiling."""
+    from kloop.loop.commands import _services
+
+    return _services(config)
+
+
+def run_campaign(config: RunConfig, run_dir: Path, services: Services | None = None) -> Summary:
+    """Create RUN_DIR for `config.task` and run it to a stop."""
+    campaign = Campaign.create(Path(config.task), run_dir, config, services or default_services(config))
+    return campaign.run()
+
+
+def resume(run_dir: Path, services: Services | None = None) -> Summary:
+    """Continue the run in RUN_DIR (after a crash, a signal, a budget or an approval)."""
+    from kloop.loop.config import load_config
+    from kloop.loop.state import RunPaths
+
+    config = load_config(RunPaths(run_dir).config)
+    return Campaign.open(run_dir, services or default_services(config)).run()

@@ -18,6 +18,7 @@ from typing import Any
 
 from kloop.agents.base import Agent
 from kloop.errors import BadInput, HarnessFailure
+from kloop.loop.ceiling import Ceiling, NoCeiling
 from kloop.loop.config import RunConfig, Stage, load_config, save_config
 from kloop.loop.lineage import CandidateRecord, Lineage
 from kloop.loop.progress import NullProgress, ProgressView
@@ -33,6 +34,7 @@ from kloop.loop.stopping import (
     Completed,
     Interrupted,
     RunStatus,
+    SpeedOfLight,
     Stalled,
     StopRun,
     TargetReached,
@@ -41,6 +43,7 @@ from kloop.loop.stopping import (
 from kloop.loop.summary import Summary, build_summary, write_summary
 from kloop.loop.verifier import Verifier
 from kloop.loop.workspace import Workspace
+from kloop.verify.result import VerifyResult
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Services:
     wiki: Wiki = field(default_factory=NoWiki)
     clock: Clock = field(default_factory=SystemClock)
     progress: ProgressView = field(default_factory=NullProgress)
+    ceiling: Ceiling = field(default_factory=NoCeiling)
 
 
 class Campaign:
@@ -192,10 +196,12 @@ class Campaign:
                               f"{self.config.replan_after}); best stays {best.candidate} at "
                               f"{best.speedup_geomean or 1.0:.2f}x")
             number = len(rounds) + 1
+            last = rounds[-1] if rounds else None
             record = self.runner.run(RoundInput(
                 stage=Stage.iterate.value, agent=self.services.writer, parent=self._head(), turn=len(iterate),
-                best=self._best(), last=rounds[-1] if rounds else None, replan=mark == "replan",
+                best=self._best(), last=last, replan=mark == "replan",
                 full_review=number % self.config.full_review_every == 0,
+                profile_digest=self._digest_of(self._best()), wiki_hits=self._wiki_hits(last),
             ))
             if record is None:
                 return
@@ -229,6 +235,41 @@ class Campaign:
         target = self.config.target_speedup
         if target and best.round > 0 and (best.speedup_geomean or 0.0) >= target:
             raise TargetReached(f"{best.candidate} reached {best.speedup_geomean:.2f}x >= target {target:g}x")
+        if record.accepted and record.candidate == best.candidate:
+            self._profile(record)
+            self._check_speed_of_light(record)
+
+    def _profile(self, record: CandidateRecord) -> None:
+        art = self.paths.round_dir(record.round)
+        self.services.progress.update(step="profile")
+        digest = self.services.profiler.digest(self.paths.sealed, art / "candidate", art)
+        if digest:
+            (art / "profile-digest.md").write_text(digest, encoding="utf-8")
+
+    def _digest_of(self, record: CandidateRecord) -> str | None:
+        art = self.paths.artifacts / "research" if record.round == 0 else self.paths.round_dir(record.round)
+        path = art / "profile-digest.md"
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def _wiki_hits(self, last: CandidateRecord | None) -> list[str]:
+        """Wiki entries for the task and what the last round ran into (fenced as untrusted in the prompt)."""
+        words = [self.facts.name, self.facts.description[:120]]
+        if last is not None:
+            words += [f.get("text", "")[:80] for f in last.findings[:2]] + last.reasons[:1]
+        return self.services.wiki.search(" ".join(w for w in words if w)[:300], 3)
+
+    def _check_speed_of_light(self, record: CandidateRecord) -> None:
+        path = self.paths.round_dir(record.round) / "verify.json"
+        if not path.is_file():
+            return
+        result = VerifyResult.model_validate_json(path.read_text(encoding="utf-8"))
+        fraction = self.services.ceiling.fraction(self.paths.sealed, result)
+        if fraction is None:
+            return
+        self.lineage.set_meta("best_sol_fraction", fraction)
+        if fraction >= self.config.sol_fraction:
+            raise SpeedOfLight(f"{record.candidate} runs at {fraction:.0%} of the device's speed of light "
+                               f"(stop at {self.config.sol_fraction:.0%}): little is left to gain")
 
     def _check_budgets(self) -> None:
         if self.interrupted:

@@ -5,30 +5,38 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kloop.errors import BadInput
 
+if TYPE_CHECKING:
+    from kloop.loop.campaign import Services
+    from kloop.loop.config import RunConfig
+    from kloop.loop.summary import Summary
+
 VERIFY_ENV = "KLOOP_VERIFY_OPTIONS"
 
 
-def _services(config: object) -> object:
+def _services(config: RunConfig) -> Services:
     from kloop.agents import get_agent
     from kloop.agents.tuner import TunerAgent
     from kloop.loop.campaign import Services
+    from kloop.loop.ceiling import DeviceCeiling
     from kloop.loop.progress import default_progress
-    from kloop.loop.services import KernelWiki
+    from kloop.loop.services import KernelWiki, VendorProfiler
     from kloop.loop.verifier import KloopVerifier
 
     return Services(
-        writer=get_agent(config.writer, where="--writer"),  # type: ignore[attr-defined]
-        reviewer=get_agent(config.reviewer, where="--reviewer"),  # type: ignore[attr-defined]
-        tuner=TunerAgent(budget=config.tune_budget),  # type: ignore[attr-defined]
-        verifier=KloopVerifier(config.device, config.verify),  # type: ignore[attr-defined]
+        writer=get_agent(config.writer, where="--writer"),
+        reviewer=get_agent(config.reviewer, where="--reviewer"),
+        tuner=TunerAgent(budget=config.tune_budget),
+        verifier=KloopVerifier(config.device, config.verify),
         wiki=KernelWiki(),
+        profiler=VendorProfiler(config.device),
         progress=default_progress(),
+        ceiling=DeviceCeiling(config.device),
     )
 
 
@@ -46,7 +54,7 @@ def _verify_overrides() -> dict[str, object]:
 
 
 def _new_config(task: str | None, writer: str | None, reviewer: str | None, stages: str, rounds: int | None,
-                budget: str | None, target_speedup: float | None, device: str, gate: str | None) -> object:
+                budget: str | None, target_speedup: float | None, device: str, gate: str | None) -> RunConfig:
     from kloop.loop.config import RunConfig, parse_budget, parse_stages
 
     for flag, value in (("TASK", task), ("--writer", writer), ("--reviewer", reviewer)):
@@ -66,11 +74,10 @@ def _new_config(task: str | None, writer: str | None, reviewer: str | None, stag
                      device=device, gate_plan=gate == "plan", verify=_verify_overrides())
 
 
-def _print_end(run_dir: Path, summary: object) -> None:
-    s = summary  # Summary
-    best = s.best  # type: ignore[attr-defined]
+def _print_end(run_dir: Path, summary: Summary) -> None:
+    best = summary.best
     speed = f"{best.speedup_geomean:.2f}x" if best.speedup_geomean else "-"
-    typer.echo(f"kloop: {s.status.value} ({s.outcome.value}): {s.reason}")  # type: ignore[attr-defined]
+    typer.echo(f"kloop: {summary.status.value} ({summary.outcome.value}): {summary.reason}")
     typer.echo(f"best: {best.candidate} (round {best.round}) at {speed} over the baseline")
     typer.echo(f"summary: {run_dir / 'summary.json'}")
     typer.echo(f"report:  {run_dir / 'report.html'}")
@@ -98,7 +105,7 @@ def run_command(
         if task or out:
             raise BadInput("kloop run", "--resume takes the run directory only (no TASK, no --out)")
         config = load_config(RunPaths(resume).config)
-        campaign = Campaign.open(resume, _services(config))  # type: ignore[arg-type]
+        campaign = Campaign.open(resume, _services(config))
         run_dir = resume
     else:
         if out is None:
@@ -109,7 +116,7 @@ def run_command(
         from kloop.task.load import load_task
 
         load_task(Path(str(task)))  # a malformed task is one clear line now, not a blocked run later
-        campaign = Campaign.create(Path(str(task)), out, config, _services(config))  # type: ignore[arg-type]
+        campaign = Campaign.create(Path(str(task)), out, config, _services(config))
         run_dir = out
     _print_end(run_dir, campaign.run())
 

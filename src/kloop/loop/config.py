@@ -35,7 +35,7 @@ class RunConfig(BaseModel):
     device: str = Field(default="auto", description="auto, cpu or cuda.")
     gate_plan: bool = Field(default=False, description="Pause after research until `kloop approve`.")
     replan_after: int = Field(default=3, ge=1, description="Rounds without acceptance before a replan prompt.")
-    stall_after: int = Field(default=2, ge=0, description="More rounds without acceptance before stopping: stalled.")
+    stall_after: int = Field(default=3, ge=0, description="More rounds without acceptance before stopping: stalled.")
     full_review_every: int = Field(default=5, ge=1, description="Every Nth round the reviewer reviews in full.")
     agent_time_limit_s: float = Field(default=1800.0, gt=0, description="Wall-clock limit of one agent call.")
     tune_budget: int = Field(default=16, ge=1, description="Most configurations measured per tunable candidate.")

@@ -72,7 +72,7 @@ def decide(inp: GateInput) -> GateDecision:
     reasons: list[str] = []
     if inp.agent_status is not AgentStatus.completed:
         reasons.append(f"writer: {inp.agent_status.value}: {inp.agent_message}".rstrip(": "))
-    elif not inp.changed_paths and not inp.path_violations:
+    elif not (inp.changed_paths or inp.path_violations or inp.integrity_problems):
         reasons.append("writer: no change to solution/ or notes/")
     reasons += [f"paths: {v}" for v in inp.path_violations]
     reasons += [f"integrity: {p}" for p in inp.integrity_problems]

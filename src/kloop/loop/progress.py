@@ -49,12 +49,12 @@ class PlainProgress:
         self.last = ""
 
     def update(self, **fields: Any) -> None:
+        """One line per round result or stage change; steps only show in the live view."""
         self.fields.merge(fields)
-        line = self.fields.line()
-        key = line.split("elapsed")[0]
-        if key != self.last:
+        key = f"{self.fields.values['stage']}|{self.fields.values['note']}"
+        if key != self.last and ("note" in fields or "stage" in fields):
             self.last = key
-            print(f"kloop: {line}", file=self.stream, flush=True)
+            print(f"kloop: {self.fields.line()}", file=self.stream, flush=True)
 
     def close(self) -> None:
         return None

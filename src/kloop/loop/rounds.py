@@ -61,6 +61,7 @@ class RoundInput:
     full_review: bool = False
     history: list[dict[str, Any]] = field(default_factory=list)
     profile_digest: str | None = None
+    wiki_hits: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -156,7 +157,8 @@ class RoundRunner:
         plan = (self.workspace.notes / "plan.md")
         ctx = PromptContext(task=self.task.name, description=self.task.description, round=number,
                             stage=inp.stage, plan=plan.read_text(encoding="utf-8") if plan.is_file() else "",
-                            best=inp.best, last=inp.last, profile_digest=inp.profile_digest, replan=inp.replan)
+                            best=inp.best, last=inp.last, profile_digest=inp.profile_digest, replan=inp.replan,
+                            wiki_hits=inp.wiki_hits)
         prompt = writer_prompt(ctx)
         (art / "prompt.md").write_text(prompt, encoding="utf-8")
         before = self.workspace.fingerprint()

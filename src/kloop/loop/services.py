@@ -36,6 +36,34 @@ class NoProfiler:
         return None
 
 
+class VendorProfiler:
+    """ncu or rocprofv3 through `kloop.profile.collect`, when one is on PATH; otherwise no digest."""
+
+    def __init__(self, device: str = "auto") -> None:
+        self.device = device
+
+    def _tool(self) -> str | None:
+        import shutil
+
+        if self.device in ("auto", "cuda") and shutil.which("ncu"):
+            return "ncu"
+        if self.device in ("auto", "cuda") and shutil.which("rocprofv3"):
+            return "rocprofv3"
+        return None
+
+    def digest(self, task_dir: Path, solution_dir: Path, out_dir: Path) -> str | None:
+        tool = self._tool()
+        if tool is None:
+            return None
+        try:
+            from kloop.profile.collect import Tool, collect
+
+            path = collect(task_dir, solution_dir, out_dir / "profile", tool=Tool(tool))
+            return path.read_text(encoding="utf-8")
+        except Exception as exc:  # a profiler failure costs the digest, never the round
+            return f"(profiling with {tool} failed: {type(exc).__name__}: {exc})"
+
+
 class Wiki(Protocol):
     """Searches kernel knowledge; each hit is one short markdown line citing its source."""
 
@@ -55,9 +83,12 @@ class KernelWiki:
 
     def search(self, query: str, k: int = 5) -> list[str]:
         try:
-            from kloop.wiki import WikiStore, default_db_path  # type: ignore[attr-defined]
+            from kloop.wiki import WikiStore, default_db_path
         except ImportError:
             return []
+        import re
+
+        query = " ".join(re.findall(r"[A-Za-z][A-Za-z0-9_]{2,}", query)[:24])  # plain words: FTS5-safe
         path = self.db_path or default_db_path()
         if not Path(path).is_file():
             return []

@@ -30,7 +30,8 @@ class Tool(StrEnum):
     rocprof_compute = "rocprof-compute"
 
 
-#: Counters rocprofv3 collects in one pass: waves, busy cycles, HBM bytes, LDS conflicts, VALU/MFMA.
+#: Counters rocprofv3 collects in one pass (comma-joined, as `rocprofv3 --pmc A,B`): waves, busy
+#: cycles, HBM bytes (FETCH_SIZE/WRITE_SIZE, KB), LDS instructions and bank conflicts.
 ROCPROFV3_COUNTERS = ("SQ_WAVES", "GRBM_GUI_ACTIVE", "FETCH_SIZE", "WRITE_SIZE", "SQ_INSTS_LDS", "SQ_LDS_BANK_CONFLICT")
 INSTALL_HINT = {
     Tool.ncu: "install Nsight Compute (CUDA toolkit) or put `ncu` on PATH",
@@ -73,7 +74,7 @@ def rocprofv3_argv(executable: str, driver: list[str], out_dir: Path) -> tuple[l
     """rocprofv3: kernel trace plus one pass of counters, CSV output."""
     folder = out_dir / "rocprofv3"
     argv = [
-        executable, "--kernel-trace", "--pmc", *ROCPROFV3_COUNTERS, "--output-format", "csv",
+        executable, "--kernel-trace", "--pmc", ",".join(ROCPROFV3_COUNTERS), "--output-format", "csv",
         "--output-directory", str(folder), "--output-file", REPORT_NAME, "--", *driver,
     ]  # fmt: skip
     return argv, folder

@@ -26,7 +26,9 @@ from kloop.profile.ncu_metrics import (
 from kloop.profile.schema import KernelProfile, Vendor, VendorRule
 
 ID_COLUMN, NAME_COLUMN = "ID", "Kernel Name"
-DETAILS_COLUMNS = {"Section Name", "Metric Name", "Metric Value"}
+DETAILS_COLUMNS = {"Section Name", "Metric Name"}
+#: details page: "Metric Value"; --print-summary pages: "Average" over the kernel's launches
+VALUE_COLUMNS = ("Metric Value", "Average")
 _TIME_TO_NS = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
 _PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _PREFIXED = re.compile(r"^([KMGTP])(byte|hz|inst|cycle|sector|warp|thread|request|block|register)(/.*)?$")
@@ -79,7 +81,7 @@ def read_ncu_csv(path: Path, text: str | None = None) -> list[KernelProfile]:
     if text is None:
         text = path.read_text(errors="replace")
     header, rows = split_header(text, path)
-    if set(header) >= DETAILS_COLUMNS:
+    if set(header) >= DETAILS_COLUMNS and any(c in header for c in VALUE_COLUMNS):
         return _read_details(header, rows, path)
     return _read_raw(header, rows, path)
 
@@ -119,9 +121,10 @@ def _details_profile(launch_id: int, group: list[dict[str, str]], path: Path) ->
             rules.append(_rule(row))
         if not label:
             continue
-        value = parse_number(row.get("Metric Value", ""))
+        cell = next((row[c] for c in VALUE_COLUMNS if c in row), "")
+        value = parse_number(cell)
         if value is None:
-            raw[f"{section}/{label}"] = row.get("Metric Value", "")
+            raw[f"{section}/{label}"] = cell
             continue
         value *= unit_factor(row.get("Metric Unit", ""))
         raw[f"{section}/{label}"] = value

@@ -12,6 +12,7 @@ Field names prefixed `launch.` go to `LaunchConfig`; `duration_ns` to the profil
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kloop.profile.schema import LaunchConfig, NormalizedMetrics, StallReason
@@ -210,30 +211,90 @@ RULE_EXTRACTS: tuple[RuleExtract, ...] = (
 )
 
 
+#: ncu's CPIStall rule names the dominant stall reasons in words and states each one's share of the
+#: cycles between issues; the details page has no other stall data, so these phrases fill it.
+CPI_STALL_RULE = "CPIStall"
+CPI_STALL_SHARE = re.compile(r"represents about\s+([\d.]+)%\s+of the total")
+CPI_STALL_PHRASES: tuple[tuple[re.Pattern[str], StallReason], ...] = tuple(
+    (re.compile(pattern, re.I), reason)
+    for pattern, reason in (
+        (r"scoreboard dependency on a L1TEX", StallReason.long_scoreboard),
+        (r"scoreboard dependency on a MIO", StallReason.short_scoreboard),
+        (r"MIO \(memory input/output\) instruction queue", StallReason.mio_throttle),
+        (r"queue for local and global \(LG\)", StallReason.lg_throttle),
+        (r"queue for texture operations", StallReason.tex_throttle),
+        (r"sibling warps at a CTA barrier", StallReason.barrier),
+        (r"waiting on a memory barrier", StallReason.membar),
+        (r"execution pipe to be available", StallReason.math_pipe_throttle),
+        (r"fixed latency execution dependency", StallReason.wait),
+        (r"after EXIT waiting for all outstanding memory", StallReason.drain),
+        (r"WARPGROUP\.ARRIVES|WARPGROUP\.WAIT", StallReason.tensor),
+        (r"instruction cache miss", StallReason.no_instruction),
+        (r"branch target to be computed", StallReason.branch_resolving),
+        (r"immediate constant cache \(IMC\) miss", StallReason.imc_miss),
+        (r"micro scheduler to select the warp", StallReason.not_selected),
+    )
+)
+
+
+#: ncu's HighPipeUtilization rule names the busiest pipe: "FMA is the highest-utilized pipeline (94.6%)".
+TOP_PIPE_RULE = "HighPipeUtilization"
+TOP_PIPE_MESSAGE = re.compile(r"(\w[\w ]*?) is the highest-utilized pipeline \(([\d.]+)%\)")
+#: that pipe name -> the normalized field it also fills (when the page has no direct metric)
+TOP_PIPE_FIELDS = {"fma": "fp32_pipe_utilization_pct", "fp64": "fp64_pipe_utilization_pct", "tensor": "tensor_pipe_utilization_pct"}
+
+
+def top_pipe_from_rules(rules: list[tuple[str, str]]) -> dict[str, object]:
+    """top_pipe (+ the matching pipe field) from ncu's HighPipeUtilization message."""
+    for name, message in rules:
+        match = TOP_PIPE_MESSAGE.search(message) if name == TOP_PIPE_RULE else None
+        if match:
+            pipe, value = match.group(1).strip(), float(match.group(2))
+            found: dict[str, object] = {"top_pipe": pipe, "top_pipe_utilization_pct": value}
+            field = TOP_PIPE_FIELDS.get(pipe.lower())
+            if field:
+                found[field] = value
+            return found
+    return {}
+
+
+def stalls_from_rules(rules: list[tuple[str, str]]) -> dict[StallReason, float]:
+    """Stall shares (0..1) that ncu's CPIStall rule messages state, for pages without stall metrics."""
+    stalls: dict[StallReason, float] = {}
+    for name, message in rules:
+        share = CPI_STALL_SHARE.search(message) if name == CPI_STALL_RULE else None
+        reason = next((r for pattern, r in CPI_STALL_PHRASES if pattern.search(message)), None) if share else None
+        if share and reason is not None:
+            stalls[reason] = max(stalls.get(reason, 0.0), float(share.group(1)) / 100.0)
+    return stalls
+
+
 def _num(raw: dict[str, float | str], name: str) -> float | None:
     value = raw.get(name)
     return float(value) if isinstance(value, int | float) and value == value else None
+
+
+_PAIR_OPS: dict[str, Callable[[float, float], float | None]] = {
+    "ratio": lambda a, b: a / b if b else None,
+    "ratio_pct": lambda a, b: 100.0 * a / b if b else None,
+    "spread_pct": lambda a, b: 100.0 * (a - b) / a if a else None,
+}
 
 
 def _combine(spec: RawMetric, raw: dict[str, float | str]) -> float | None:
     values = [_num(raw, n) for n in spec.names]
     if spec.zero_is_missing and values and values[0] == 0:
         return None
-    if spec.op == "first":
-        return next((v for v in values if v is not None), None)
     present = [v for v in values if v is not None]
+    if spec.op == "first":
+        return present[0] if present else None
     if spec.op in ("sum", "max"):
-        if not present:
-            return None
-        return sum(present) if spec.op == "sum" else max(present)
-    a, b = (values + [None, None])[:2]
-    if a is None:
-        return None
+        return (sum(present) if spec.op == "sum" else max(present)) if present else None
+    a = values[0]
     if spec.op == "complement_pct":
-        return 100.0 - a
-    if b is None or b == 0:
-        return None
-    return {"ratio": a / b, "ratio_pct": 100.0 * a / b, "spread_pct": 100.0 * (a - b) / a if a else None}[spec.op]
+        return None if a is None else 100.0 - a
+    b = values[1] if len(values) > 1 else None
+    return None if a is None or b is None else _PAIR_OPS[spec.op](a, b)
 
 
 def stall_breakdown(raw: dict[str, float | str]) -> dict[StallReason, float]:
@@ -308,7 +369,7 @@ def build_launch(grid: tuple[int, int, int] | None, block: tuple[int, int, int] 
 
 def fill_from_rules(metrics: NormalizedMetrics, rules: list[tuple[str, str]]) -> NormalizedMetrics:
     """Fill fields still missing from numbers stated in ncu rule messages (name, message)."""
-    updates: dict[str, float] = {}
+    updates: dict[str, object] = {}
     for extract in RULE_EXTRACTS:
         if getattr(metrics, extract.field) is not None or extract.field in updates:
             continue
@@ -318,4 +379,22 @@ def fill_from_rules(metrics: NormalizedMetrics, rules: list[tuple[str, str]]) ->
                 value = float(match.group(1))
                 updates[extract.field] = 100.0 - value if extract.complement else value
                 break
+    if metrics.top_pipe is None:
+        updates.update({k: v for k, v in top_pipe_from_rules(rules).items() if getattr(metrics, k) is None})
+    if not metrics.stall_breakdown:
+        stalls = stalls_from_rules(rules)
+        if stalls:
+            updates["stall_breakdown"] = stalls
     return metrics.model_copy(update=updates) if updates else metrics
+
+
+def _check_tables() -> None:
+    """Fail at import, not mid-analysis, when a table entry is malformed."""
+    for spec in RAW_METRICS:
+        if spec.op not in ("first", "sum", "max", "complement_pct", *_PAIR_OPS):
+            raise ValueError(f"RAW_METRICS {spec.field}: unknown op {spec.op!r}")
+        if spec.op in _PAIR_OPS and len(spec.names) != 2:
+            raise ValueError(f"RAW_METRICS {spec.field}: {spec.op} needs exactly two metric names")
+
+
+_check_tables()

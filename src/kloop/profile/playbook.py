@@ -11,7 +11,7 @@ import ast
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -204,25 +204,35 @@ def _finding(rule: CompiledRule, ctx: dict[str, Any]) -> tuple[Finding, float]:
     return finding, (gain or 0.0) * r.weight
 
 
-def rank(fired: list[tuple[CompiledRule, Finding, float]], bound: Bound) -> list[Finding]:
+class Fired(NamedTuple):
+    """A rule whose conditions held, its finding and its ranking score (est_gain x weight)."""
+
+    rule: Rule
+    finding: Finding
+    score: float
+
+
+def _tier(item: Fired, bound: Bound) -> int:
+    """0 causes of the bound, 1 the bound, 2 health, 3 everything else."""
+    rule = item.rule
+    if rule.role is Role.cause and bound in rule.explains and rule.severity in (Severity.high, Severity.medium):
+        return 0
+    return {Role.bound: 1, Role.health: 2}.get(rule.role, 3)
+
+
+def rank(fired: list[Fired], bound: Bound) -> list[Finding]:
     """Order findings: causes of the bound, the bound, health, then the rest (one per id)."""
-    best: dict[FindingId, tuple[CompiledRule, Finding, float]] = {}
+    best: dict[FindingId, Fired] = {}
     for item in fired:
-        if item[1].id not in best or item[2] > best[item[1].id][2]:
-            best[item[1].id] = item
-    items = list(best.values())
-
-    def tier(item: tuple[CompiledRule, Finding, float]) -> int:
-        rule = item[0].rule
-        if rule.role is Role.cause and bound in rule.explains and rule.severity in (Severity.high, Severity.medium):
-            return 0
-        return {Role.bound: 1, Role.health: 2}.get(rule.role, 3)
-
-    has_cause = any(tier(i) == 0 for i in items)
-    items = [i for i in items if not (i[0].rule.role is Role.health and has_cause)]
-    items = [i for i in items if not (i[0].rule.role is Role.bound and bound not in i[0].rule.explains)]
-    items.sort(key=lambda i: (tier(i), -i[2]))
-    return [i[1] for i in items]
+        if item.finding.id not in best or item.score > best[item.finding.id].score:
+            best[item.finding.id] = item
+    has_cause = any(_tier(i, bound) == 0 for i in best.values())
+    kept = [
+        i for i in best.values()
+        if not (i.rule.role is Role.health and has_cause) and not (i.rule.role is Role.bound and bound not in i.rule.explains)
+    ]  # fmt: skip
+    kept.sort(key=lambda i: (_tier(i, bound), -i.score))
+    return [i.finding for i in kept]
 
 
 def analyze_profile(
@@ -236,7 +246,7 @@ def analyze_profile(
     for rule in playbook.rules:
         if all(_holds(c, ctx) for c in rule.conditions):
             finding, score = _finding(rule, ctx)
-            fired.append((rule, finding, score))
+            fired.append(Fired(rule.rule, finding, score))
     sol = {k.removesuffix("_pct"): round(ctx[k] / 100.0, 4) for k in ("sol_bytes_pct", "sol_flops_pct", "dram_sol_pct", "memory_sol_pct", "compute_sol_pct") if k in ctx}
     report = KernelReport(profile=profile, bound=bound, findings=rank(fired, bound), sol_fractions=sol)
     return report, ctx

@@ -106,9 +106,18 @@ def _reader(fmt: ReportFormat, path: Path) -> Callable[[Path], list[KernelProfil
     raise BadInput(path, f"{fmt.name} reader {fmt.module} has none of {', '.join(fmt.functions)}")
 
 
+def _single_report_in(folder: Path) -> Path:
+    """A `collect` output folder holding exactly one .ncu-rep means that report."""
+    if folder.is_dir():
+        reports = sorted(folder.glob("*.ncu-rep"))
+        if len(reports) == 1:
+            return reports[0]
+    return folder
+
+
 def read(path: str | Path) -> list[KernelProfile]:
     """Every kernel launch in `path` as a normalized profile (at least one, else BadInput)."""
-    path = Path(path)
+    path = _single_report_in(Path(path))
     fmt = detect_format(path)
     profiles = _reader(fmt, path)(path)
     if not profiles:

@@ -161,7 +161,9 @@ class NormalizedMetrics(BaseModel):
     unit_imbalance_pct: float | None = Field(None, description="(max - min) / max of per-SM/CU active cycles, %.")
     # issue and latency
     stall_breakdown: dict[StallReason, float] = Field(
-        default_factory=dict, description="Sampled warp/wave states by reason, fractions summing to ~1."
+        default_factory=dict,
+        description="Warp/wave stall reasons, fractions of sampled states (sum ~1); from an ncu details "
+        "page only the reasons its CPIStall rule names.",
     )
     warp_cycles_per_issue: float | None = Field(None, description="Average cycles between two issued instructions of one warp/wave.")
     issue_slot_utilization_pct: float | None = Field(None, description="Issue slots busy, % of cycles.")

@@ -132,3 +132,18 @@ def import_kernelbench_command(
         raise BadInput(out, "output directory is not empty (use --force to write into it)")
     task = import_kernelbench(file, out, name=name)
     typer.echo(f"wrote {out}: {task.definition.name}, {len(task.workloads)} workloads, baseline {task.baseline_path}")
+
+
+@app.command("pack")
+def pack_command(
+    solution: Annotated[Path, typer.Argument(help="Solution directory (solution.json + sources).")],
+    out: Annotated[Path | None, typer.Option("-o", "--out", help="Write the FIB Solution JSON here (default: stdout).")] = None,
+) -> None:
+    """Pack a solution directory into one FlashInfer-Trace Solution JSON (contents inlined)."""
+    from kloop.task.load import pack_solution
+
+    text = pack_solution(solution).model_dump_json(indent=2, exclude_none=True) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.write_text(text, encoding="utf-8")

@@ -47,7 +47,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "int": int,
     "float": float,
 }
-_MAX_POWER = 64  # keeps `2 ** 10 ** 10` from hanging the loader
+_MAX_RESULT_BITS = 256  # keeps `9 ** 64 ** 64` from hanging the loader
+_MAX_LENGTH = 2000
 
 
 class ExpressionError(ValueError):
@@ -56,10 +57,14 @@ class ExpressionError(ValueError):
 
 def parse_expression(text: str) -> ast.Expression:
     """Parse `text` as one expression and check it uses only the allowed subset."""
+    if len(text) > _MAX_LENGTH:
+        raise ExpressionError(f"expression longer than {_MAX_LENGTH} characters")
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise ExpressionError(f"not a valid expression: {text!r} ({exc.msg})") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError(f"expression nested too deeply: {text[:40]!r}...") from None
     for node in ast.walk(tree):
         _check_node(node, text)
     return tree
@@ -96,8 +101,10 @@ def evaluate(text: str, variables: Mapping[str, int | float]) -> Any:
         return _eval(tree.body, variables, text)
     except ExpressionError:
         raise
-    except (ArithmeticError, ValueError, TypeError, OverflowError) as exc:
+    except (ArithmeticError, ValueError, TypeError) as exc:
         raise ExpressionError(f"{text!r} failed: {exc}") from None
+    except RecursionError:
+        raise ExpressionError(f"expression nested too deeply: {text[:40]!r}...") from None
 
 
 def _eval(node: ast.AST, env: Mapping[str, int | float], text: str) -> Any:
@@ -110,8 +117,8 @@ def _eval(node: ast.AST, env: Mapping[str, int | float], text: str) -> Any:
             return env[name]
         case ast.BinOp(left=left, op=op, right=right):
             lhs, rhs = _eval(left, env, text), _eval(right, env, text)
-            if isinstance(op, ast.Pow) and abs(rhs) > _MAX_POWER:
-                raise ExpressionError(f"exponent {rhs} too large in {text!r}")
+            if isinstance(op, ast.Pow) and abs(lhs) > 1 and abs(rhs) * math.log2(abs(lhs)) > _MAX_RESULT_BITS:
+                raise ExpressionError(f"{lhs} ** {rhs} is too large in {text!r}")
             return _BINARY[type(op)](lhs, rhs)
         case ast.UnaryOp(op=op, operand=operand):
             return _UNARY[type(op)](_eval(operand, env, text))

@@ -124,13 +124,19 @@ def load_task(path: str | Path) -> Task:
         _check_solution_matches(baseline, definition, baseline_path)
     readme_path = root / README_FILE
     readme = read_text(readme_path, "README") if readme_path.is_file() else None
-    solutions_dir = root / "solutions"
-    extra = sorted(p for p in solutions_dir.iterdir()) if solutions_dir.is_dir() else []
+    extra = _shipped_solutions(root / "solutions")
     return Task(
         root=root, definition=definition, workloads=workloads, baseline=baseline, readme=readme,
         definition_path=definition_path, workloads_path=workloads_path,
         baseline_path=baseline_path if baseline is not None else None, extra_solutions=extra,
     )  # fmt: skip
+
+
+def _shipped_solutions(folder: Path) -> list[Path]:
+    """Solution directories and JSON files in a task's `solutions/` (other files ignored)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if (p / SOLUTION_FILE).is_file() or p.suffix == ".json")
 
 
 def _check_solution_matches(solution: Solution, definition: Definition, where: Path) -> None:

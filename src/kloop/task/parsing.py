@@ -41,13 +41,19 @@ def validate(model: type[M], data: Any, where: str | Path) -> M:
         raise BadInput(where, "document is nested too deeply") from None
 
 
-def read_text(path: Path, what: str) -> str:
-    """A file's UTF-8 text, or BadInput saying it is missing or unreadable."""
+MAX_TEXT_BYTES = 64 * 1024 * 1024  # task files are text; anything larger is a mistake or an attack
+
+
+def read_text(path: Path, what: str, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """A file's UTF-8 text, or BadInput saying it is missing, unreadable or too large."""
     if not path.exists():
         raise BadInput(path, f"{what} not found")
     if not path.is_file():
         raise BadInput(path, f"{what} is not a file")
     try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise BadInput(path, f"{what} is {size} bytes, more than the {max_bytes} allowed")
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise BadInput(path, f"{what} is not UTF-8 text (byte {exc.start})") from None

@@ -20,7 +20,13 @@ class TraceModel(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="ignore")
 
 
-class ToleranceSpec(TraceModel):
+class KloopBlockModel(TraceModel):
+    """Base of the `"kloop"` block's models: kloop owns these keys, so a misspelt one is an error."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+
+class ToleranceSpec(KloopBlockModel):
     """A definition's tolerance overrides; unset fields take the dtype defaults."""
 
     atol: float | None = Field(default=None, ge=0)
@@ -59,7 +65,7 @@ class ComparatorName(StrEnum):
     """Order-free along the last axis: the same multiset of values per row (top-k indices)."""
 
 
-class InputRange(TraceModel):
+class InputRange(KloopBlockModel):
     """Range of a random input: floats uniform in [low, high), integers in [low, high]."""
 
     low: float
@@ -74,7 +80,7 @@ class InputRange(TraceModel):
         return self
 
 
-class HeldoutAxis(TraceModel):
+class HeldoutAxis(KloopBlockModel):
     """How to draw held-out values of one var axis; without it, listed values are perturbed."""
 
     min: int | None = Field(default=None, ge=0)
@@ -87,7 +93,7 @@ class HeldoutAxis(TraceModel):
     """Drawn values are multiples of this."""
 
 
-class HeldoutSpec(TraceModel):
+class HeldoutSpec(KloopBlockModel):
     """How the verifier draws held-out workloads beyond the listed ones."""
 
     count: int | None = Field(default=None, ge=0)
@@ -96,7 +102,7 @@ class HeldoutSpec(TraceModel):
     """Per var axis drawing rules."""
 
 
-class KloopSettings(TraceModel):
+class KloopSettings(KloopBlockModel):
     """kloop's own settings, under the definition's `"kloop"` key (FlashInfer-Bench ignores it)."""
 
     tolerance: ToleranceSpec | None = None

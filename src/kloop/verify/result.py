@@ -159,7 +159,7 @@ class VerifyOptions(_Model):
     warmup: int = 3
     """Untimed iterations before each workload's timing."""
     iterations: int = 20
-    """Timed iterations per round and sandbox."""
+    """Least timed iterations per batch (more for fast calls, so each batch lasts ~0.1 s)."""
     rounds: int = 3
     """A-B interleaved timing rounds per workload."""
     recheck: int = 3

@@ -194,6 +194,11 @@ class Verification:
         from kloop.verify.timed import summarize
 
         status = worst([self.book.status(), *(r.status for r in self.results)])
+        if status is not VerifyStatus.PASSED:  # a refused candidate reports no speedup at all
+            for r in self.results:
+                r.speedup = r.speedup_ci = None
+            self.geomean = None
+            self.timing_note = self.timing_note or f"no speedup: verdict is {status.value}"
         summary = summarize(self.results, self.timing_note, self.geomean)
         return VerifyResult(
             status=status, reasons=self.book.reasons(), task=self.task.definition.name, solution=self.solution.name,

@@ -26,9 +26,11 @@ from kloop.verify.workload import POISONS, WorkloadJudge
 if TYPE_CHECKING:
     from kloop.verify.supervisor import Verification
 
-TARGET_BATCH_S = 0.25  # aim for batches about this long when the call is slow
-WALL_SLACK_NS = 3_000_000  # fixed slack of the lower wall-clock bound
-WALL_SLACK_PER_ITER_NS = 50_000  # per-iteration slack (launch overhead events do not see)
+TARGET_BATCH_S = 0.1  # batches last about this long: enough work for the wall clock to see
+MAX_ITERATIONS = 1000
+WALL_SLACK_NS = 5_000_000  # fixed slack of the lower wall-clock bound (scheduler noise)
+# per-iteration slack: CPU timers see the whole call; CUDA events miss the host-side launch cost
+WALL_SLACK_PER_ITER_NS = {"cpu": 2_000, "cuda": 30_000}
 
 
 @dataclass
@@ -76,10 +78,9 @@ class TimingSession:
         self._speedups()
 
     def _iterations(self, workload: Workload) -> int:
-        per_call = self.judge.call_ns.get(workload.uuid, 0)
-        if per_call <= 0:
-            return self.options.iterations
-        return max(3, min(self.options.iterations, int(TARGET_BATCH_S * 1e9 / per_call)))
+        """At least `options.iterations`; more for fast calls, so each batch holds real work."""
+        per_call = max(self.judge.call_ns.get(workload.uuid, 0), 1_000)
+        return max(self.options.iterations, min(MAX_ITERATIONS, int(TARGET_BATCH_S * 1e9 / per_call)))
 
     def _batch(self, box: SandboxProcess, count: int, warmup: int, noop: bool = False) -> Batch:
         batch_id, seed = self._next_batch, secrets.randbits(62)
@@ -135,26 +136,30 @@ class TimingSession:
         result.status = VerifyStatus.PASSED if self.book.ok("timed_outputs") else VerifyStatus.REJECTED
 
     def _check_wall_clock(self, mine: list[Batch], noop: list[Batch], where: str) -> None:
-        """Reported times must fit inside the supervisor's wall time, and not be far below it."""
-        overhead = max(b.wall_ns for b in noop)
+        """Reported times must fit inside the supervisor's wall time, and not be far below it.
+
+        Scheduler noise only ever adds wall time, so the work estimate is the smallest over the
+        batches (minus the largest harness-only batch) and the claim is the largest.
+        """
         for b in mine:
             if sum(b.times_ns) > b.wall_ns + 1_000_000:
                 self.book.failed("wall_clock", f"{where}: sandbox reports {sum(b.times_ns) / 1e6:.2f} ms in a batch "
                                                f"that took {b.wall_ns / 1e6:.2f} ms")  # fmt: skip
                 return
-        gaps = []
-        for b in mine:
-            if b.warmup:
-                continue
-            work = b.wall_ns - overhead
-            slack = WALL_SLACK_NS + WALL_SLACK_PER_ITER_NS * len(b.times_ns)
-            gaps.append((0.5 * work - slack - sum(b.times_ns), work, sum(b.times_ns)))
-        if gaps and all(g[0] > 0 for g in gaps):
-            _, work, claimed = min(gaps)
-            self.book.failed("wall_clock", f"{where}: sandbox reports {claimed / 1e6:.2f} ms of work, the supervisor "
-                                           f"measured about {work / 1e6:.2f} ms")  # fmt: skip
+        steady = [b for b in mine if not b.warmup]
+        if not steady:
+            self.book.skip("wall_clock", "needs at least two timing rounds")
+            return
+        overhead = max(b.wall_ns for b in noop)
+        work = min(b.wall_ns for b in steady) - overhead
+        claimed = max(sum(b.times_ns) for b in steady)
+        count = len(steady[0].times_ns)
+        slack = WALL_SLACK_NS + WALL_SLACK_PER_ITER_NS.get(self.v.device, 30_000) * count
+        if claimed < 0.5 * work - slack:
+            self.book.failed("wall_clock", f"{where}: sandbox reports {claimed / 1e6:.2f} ms for {count} calls, the "
+                                           f"supervisor measured at least {work / 1e6:.2f} ms")  # fmt: skip
         else:
-            self.book.passed("wall_clock", f"{len(mine)} batches agree with the supervisor's clock")
+            self.book.passed("wall_clock", f"reported times agree with the supervisor's clock ({count} calls per batch)")
 
     def _recheck(self, mine: list[Batch], inputs: dict[str, Any], axes: dict[str, int], where: str,
                  result: WorkloadResult) -> None:  # fmt: skip

@@ -177,7 +177,7 @@ class AliasTable:
                 continue
             seen.add(index)
             target = {"technique": out.techniques, "tag": out.tags, "arch": out.arch}.get(row.field)
-            if target is not None:
+            if target is not None and row.canonical not in target:
                 target.append(row.canonical)
             out.findings.extend(f for f in row.findings if f not in out.findings)
         return out

@@ -25,7 +25,7 @@ BUSY_TIMEOUT_MS = 10_000
 # bm25 column weights: title > labels (tags, techniques, arch, findings) > body > paths/diff excerpt.
 COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 0.4)
 # A match on an alias spelling counts this much of a match on the words the user typed.
-EXPANSION_WEIGHT = 0.5
+EXPANSION_WEIGHT = 0.25
 # Candidates taken from each of the two MATCH expressions before fusing their scores.
 CANDIDATES = 50
 KINDS = ("pr", "commit", "card", "doc")

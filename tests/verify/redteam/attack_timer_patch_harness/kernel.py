@@ -22,12 +22,12 @@ def _patch_clocks():
     for obj in gc.get_objects():
         try:
             slots = vars(obj)
-        except TypeError:
+            for name, value in list(slots.items()):
+                if getattr(value, "__name__", "") == "perf_counter_ns":
+                    setattr(obj, name, _fake_ns)
+                    patched += 1
+        except Exception:
             continue
-        for name, value in list(slots.items()):
-            if getattr(value, "__name__", "") == "perf_counter_ns":
-                setattr(obj, name, _fake_ns)
-                patched += 1
     return patched
 
 
