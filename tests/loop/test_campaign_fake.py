@@ -24,6 +24,7 @@ def test_gate_accepts_honest_and_rejects_every_bad_round(tmp_path: Path) -> None
         {"claim": "cache outputs", "files": {"main.py": HACK, "FAKE_VERDICT.json": fake(3.0)}},
         {"claim": "link out", "symlinks": {"task": "../../sealed"}, "files": {"task/README.md": "x"}},
         {"claim": "edit the plan", "files": {"../notes/plan.md": "anything goes"}},
+        {"claim": "trust me", "files": {"../../.kloop/manifest.json": "{}", "../../.kloop/pristine/workloads.jsonl": ""}},
         {"claim": "faster: 3x", "files": {"FAKE_VERDICT.json": fake(3.0)}},
     ]
     campaign = make_campaign(tmp_path, lines, replan_after=10)
@@ -32,7 +33,7 @@ def test_gate_accepts_honest_and_rejects_every_bad_round(tmp_path: Path) -> None
 
     assert summary.status is RunStatus.completed and summary.outcome is Outcome.improvement
     accepted = [r.round for r in summary.rounds if r.accepted]
-    assert accepted == [1, 8]
+    assert accepted == [1, 9]
     reasons = {r.round: " | ".join(r.reasons) for r in summary.rounds}
     assert "does not clear the current best 2.00x" in reasons[2]
     assert "paths: changed .git/hooks" in reasons[3] or "paths: created .git/hooks/pre-commit" in reasons[3]
@@ -40,7 +41,9 @@ def test_gate_accepts_honest_and_rejects_every_bad_round(tmp_path: Path) -> None
     assert "reviewer: rejected" in reasons[5] and "module-level state" in reasons[5]
     assert "symlink solution/task" in reasons[6]
     assert "notes/plan.md is frozen" in reasons[7]
-    assert summary.best.candidate == "r008" and summary.best.speedup_geomean == 3.0
+    assert ".kloop/manifest.json (kloop's trusted hashes) was modified" in reasons[8]
+    assert ".kloop/pristine/ (kloop's copy of the task) was modified" in reasons[8]
+    assert summary.best.candidate == "r009" and summary.best.speedup_geomean == 3.0
 
     run = tmp_path / "run"
     assert hash_tree(run / "sealed") == sealed_before  # restored after the tamper round
@@ -50,7 +53,11 @@ def test_gate_accepts_honest_and_rejects_every_bad_round(tmp_path: Path) -> None
     assert set(on_disk) >= {"task", "status", "outcome", "best", "rounds"}
     assert on_disk["rounds"][0]["verify_status"] == "PASSED"
     assert (run / "artifacts" / "round-001" / "review.json").is_file()
-    assert (run / "report.html").read_text().count("<tr") == 9
+    assert (run / "report.html").read_text().count("<tr") == 10
+    trusted = {k: v for k, v in sealed_before.items() if k != "manifest.json"}
+    assert hash_tree(run / ".kloop" / "pristine") == trusted  # kloop's own copy repaired too
+    review5 = json.loads((run / "artifacts" / "round-005" / "review.json").read_text())
+    assert review5["full_review"] is True  # every 5th round the reviewer reviews in full
 
 
 def test_stagnation_replans_then_stops_stalled(tmp_path: Path) -> None:
@@ -60,6 +67,7 @@ def test_stagnation_replans_then_stops_stalled(tmp_path: Path) -> None:
     assert summary.status is RunStatus.stalled
     assert summary.outcome is Outcome.no_go
     assert len(summary.rounds) == 4
+    assert "tested: 'try 3': 1.00x (r004, rejected)" in summary.reason
     prompts = [(tmp_path / "run" / "artifacts" / f"round-{n:03d}" / "prompt.md").read_text() for n in (2, 3)]
     assert "## Replan" not in prompts[0] and "## Replan" in prompts[1]
 

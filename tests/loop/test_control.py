@@ -142,3 +142,24 @@ def test_wiki_hits_reach_the_plan_and_the_prompts_fenced(tmp_path: Path) -> None
     prompt = (run / "artifacts" / "round-001" / "prompt.md").read_text()
     start, end = prompt.index(UNTRUSTED_OPEN), prompt.index(UNTRUSTED_CLOSE)
     assert "- [" in prompt[start:end]
+
+
+class MeddlingReviewer:
+    """A scripted reviewer model that edits the solution it was asked to judge."""
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        from kloop.agents import Decision, ProgressMark, Verdict
+
+        (request.workspace / "solution" / "main.py").write_text("# improved by the reviewer\n")
+        verdict = Verdict(decision=Decision.accept, progress=ProgressMark.advanced, summary="looks great")
+        return AgentResult(status=AgentStatus.completed, verdict=verdict)
+
+
+def test_a_reviewer_that_writes_is_refused(tmp_path: Path) -> None:
+    lines = [{"claim": "2x", "files": {"FAKE_VERDICT.json": fake(2.0)}}]
+    campaign = make_campaign(tmp_path, lines)
+    campaign.runner.reviewer = MeddlingReviewer()
+    summary = campaign.run()
+    assert not summary.rounds[0].accepted
+    assert summary.rounds[0].reasons == ["reviewer: the reviewer changed the workspace (it is read-only); reverted"]
+    assert "reviewer" not in (tmp_path / "run" / "workspace" / "solution" / "main.py").read_text()

@@ -125,3 +125,19 @@ def test_budget_parsing() -> None:
     assert parse_budget("120") == (120.0, None)
     with pytest.raises(BadInput, match="--budget"):
         parse_budget("tomorrow")
+
+
+def test_a_task_without_baseline_starts_from_the_reference(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.loop.helpers import fake, make_campaign
+
+    task = tmp_path / "task"
+    shutil.copytree(ROWSCALE, task, ignore=shutil.ignore_patterns("baseline"))
+    lines = [{"claim": "2x", "files": {"FAKE_VERDICT.json": fake(2.0)}}]
+    summary = make_campaign(tmp_path, lines, task=task).run()
+    solution = tmp_path / "run" / "workspace" / "solution"
+    assert (solution / "main.py").read_text() == json.loads((task / "definition.json").read_text())["reference"]
+    meta = json.loads((solution / "solution.json").read_text())
+    assert meta["spec"]["entry_point"] == "main.py::run" and meta["definition"] == "rowscale_d16"
+    assert summary.best.candidate == "r001"

@@ -49,6 +49,10 @@ def crash_and_resume(tmp_path: Path, crash_at: str, stages: str = "iterate") -> 
     first = kloop("run", str(ROWSCALE), "--writer", f"replay:{campaign}", "--reviewer", "rules",
                   "--stages", stages, "--device", "cpu", "--out", str(run), crash_at=crash_at)
     assert first.returncode == -signal.SIGKILL, first.stderr
+    status = kloop("status", str(run))
+    step, _, at_round = crash_at.partition(":")
+    if step != "after_finish":
+        assert f"in flight: round {at_round}" in status.stdout, status.stdout
     second = kloop("run", "--resume", str(run))
     assert second.returncode == 0, second.stderr
     summary = json.loads((run / "summary.json").read_text())

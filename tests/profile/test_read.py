@@ -24,10 +24,20 @@ def test_ncu_formats_are_detected_by_content_not_name(h200: Path, tmp_path: Path
 
 def test_amd_formats_are_detected(shared_fixtures: Path) -> None:
     amd = shared_fixtures / "amd"
-    assert detect_format(amd / "rocprofv3" / "counter_collection.csv").name == "rocprofv3-counters"
-    assert detect_format(amd / "rocprofv3" / "kernel_trace.csv").name == "rocprofv3-trace"
+    assert detect_format(amd / "rocprofv3" / "counter_collection.csv").name == "rocprofv3-csv"
+    assert detect_format(amd / "rocprofv3" / "kernel_trace.csv").name == "rocprofv3-csv"
     assert detect_format(amd / "rocprof-compute" / "vcopy" / "MI200").name == "rocprof-compute"
     assert detect_format(amd / "rocprof-compute" / "vcopy").name == "rocprof-compute"
+
+
+def test_rocprofv3_header_variants_are_detected(shared_fixtures: Path, tmp_path: Path) -> None:
+    """Older rocprof spellings (Kernel-Name, Dispatch_ID) must still be recognised and read."""
+    text = (shared_fixtures / "amd" / "rocprofv3" / "kernel_trace.csv").read_text()
+    header, rest = text.split("\n", 1)
+    variant = tmp_path / "trace.csv"
+    variant.write_text(header.replace("Kernel_Name", "Kernel-Name").replace("Dispatch_Id", "Dispatch_ID") + "\n" + rest)
+    assert detect_format(variant).name == "rocprofv3-csv"
+    assert len(read(variant)) == len(read(shared_fixtures / "amd" / "rocprofv3" / "kernel_trace.csv"))
 
 
 def test_unknown_inputs_are_bad_input(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from kloop.loop.stopping import (
     TargetReached,
     stagnation,
 )
-from kloop.loop.summary import Summary, build_summary, write_summary
+from kloop.loop.summary import Summary, build_summary, tested_hypotheses, write_summary
 from kloop.loop.verifier import Verifier
 from kloop.loop.workspace import Workspace
 from kloop.verify.result import VerifyResult
@@ -194,7 +194,7 @@ class Campaign:
                 best = self._best()
                 raise Stalled(f"{since} rounds without an accepted candidate (replan after "
                               f"{self.config.replan_after}); best stays {best.candidate} at "
-                              f"{best.speedup_geomean or 1.0:.2f}x")
+                              f"{best.speedup_geomean or 1.0:.2f}x; tested: {tested_hypotheses(iterate[-since:])}")
             number = len(rounds) + 1
             last = rounds[-1] if rounds else None
             record = self.runner.run(RoundInput(
@@ -321,8 +321,8 @@ class Campaign:
         best = self._best()
         rounds = self.lineage.rounds()
         if best.round == 0:
-            return (f"every stage finished; {len(rounds)} rounds, none beat the baseline "
-                    f"(hypotheses of notes/plan.md tested and not confirmed)")
+            return (f"every stage finished; {len(rounds)} rounds, none beat the baseline; tested: "
+                    f"{tested_hypotheses(rounds)}")
         return (f"every stage finished; best {best.candidate} at {best.speedup_geomean:.2f}x "
                 f"after {len(rounds)} rounds")
 

@@ -118,7 +118,8 @@ class RoundRunner:
         attempt.commit = self.workspace.commit_round(number, attempt.claim.text or attempt.result.final_message)
         crash_point("after_commit", number)
         self._step(state, "integrity")
-        attempt.integrity = self.seal.problems(self.lineage.sealed())
+        trusted = self.lineage.sealed()
+        attempt.integrity = self.seal.guard_problems(trusted) + self.seal.problems(trusted)
         if self._verifiable(attempt):
             self._step(state, "verify")
             self._verify(number, art, attempt)
@@ -137,21 +138,23 @@ class RoundRunner:
 
     def prepare(self, state: RoundState) -> None:
         """Start from the parent's commit with an intact sealed/ (idempotent; also used on resume)."""
-        trusted = self.seal.trusted(self.lineage.sealed())
-        if self.seal.problems(trusted):
-            self.seal.restore(trusted)
+        self._heal_seal()
         self.workspace.reset_to(state.base_commit, self.paths.git_pristine)
         shutil.rmtree(self.paths.round_dir(state.round), ignore_errors=True)
 
     def finish(self, state: RoundState) -> None:
         """After the lineage row: restore sealed/ if touched, put the workspace at the head (idempotent)."""
-        trusted = self.seal.trusted(self.lineage.sealed())
-        if self.seal.problems(trusted):
-            self.seal.restore(trusted)
+        self._heal_seal()
         head = self.lineage.head()
         self.workspace.reset_to(head.commit_sha if head and head.commit_sha else state.base_commit,
                                 self.paths.git_pristine)
         clear_round(self.paths)
+
+    def _heal_seal(self) -> None:
+        trusted = self.lineage.sealed()
+        self.seal.guard_problems(trusted)
+        if self.seal.problems(self.seal.trusted(trusted)):
+            self.seal.restore(trusted)
 
     def _write(self, number: int, inp: RoundInput, art: Path) -> Attempt | None:
         plan = (self.workspace.notes / "plan.md")
@@ -165,7 +168,7 @@ class RoundRunner:
         plan_hash = self.lineage.meta("plan_sha256")
         request = AgentRequest(role=Role.writer, prompt=prompt, workspace=self.workspace.root, round=number,
                                turn=inp.turn, time_limit_s=self.config.agent_time_limit_s,
-                               cost_limit_usd=self.config.cost_limit_usd, artifacts_dir=art, history=inp.history)
+                               cost_limit_usd=self._cost_left(), artifacts_dir=art, history=inp.history)
         result = call_agent(inp.agent, request)
         if result.status is AgentStatus.exhausted:
             return None
@@ -178,6 +181,10 @@ class RoundRunner:
             attempt.violations.append("notes/plan.md is frozen after research")
         attempt.violations += [f"writer was refused: {d}" for d in result.permission_denials]
         return attempt
+
+    def _cost_left(self) -> float | None:
+        limit = self.config.cost_limit_usd
+        return None if limit is None else max(0.0, limit - float(self.lineage.meta("cost_usd", 0.0)))
 
     def _verifiable(self, attempt: Attempt) -> bool:
         return (attempt.result.status is AgentStatus.completed and bool(attempt.changed)

@@ -102,13 +102,30 @@ class Seal:
 
     def trusted(self, db_hashes: dict[str, str]) -> dict[str, str]:
         """The hashes both trusted stores agree on; a disagreement means kloop's own state was touched."""
-        try:
-            on_disk = json.loads(self.trusted_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            on_disk = None
-        if on_disk != db_hashes:
+        if self._manifest_on_disk() != db_hashes:
             raise HarnessFailure(f"{self.trusted_path}: trusted manifest disagrees with the lineage DB")
         return db_hashes
+
+    def _manifest_on_disk(self) -> dict[str, str] | None:
+        try:
+            return json.loads(self.trusted_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+
+    def guard_problems(self, db_hashes: dict[str, str]) -> list[str]:
+        """Tampering with kloop's own copies (.kloop/): reported, then repaired from the other store."""
+        out: list[str] = []
+        if self._manifest_on_disk() != db_hashes:
+            out.append(".kloop/manifest.json (kloop's trusted hashes) was modified")
+            self.trusted_path.unlink(missing_ok=True)
+            self.trusted_path.write_text(json.dumps(db_hashes, indent=1, sort_keys=True), encoding="utf-8")
+        if not self.pristine.is_dir() or hash_tree(self.pristine) != db_hashes:
+            out.append(".kloop/pristine/ (kloop's copy of the task) was modified")
+            if self.sealed.is_dir() and hash_tree(self.sealed, skip={MANIFEST}) == db_hashes:
+                remove_tree(self.pristine)
+                shutil.copytree(self.sealed, self.pristine, ignore=shutil.ignore_patterns(MANIFEST))
+                _make_read_only(self.pristine)
+        return out
 
     def problems(self, trusted: dict[str, str]) -> list[str]:
         """Every way sealed/ differs from the trusted hashes ([] when intact)."""

@@ -56,6 +56,22 @@ def outcome_for(status: RunStatus, best: CandidateRecord | None) -> Outcome:
     return Outcome.no_go
 
 
+def tested_hypotheses(records: list[CandidateRecord], limit: int = 4) -> str:
+    """'H -> best measured speedup (round)' per hypothesis tried: the numbers behind a no-go."""
+    best: dict[str, CandidateRecord] = {}
+    for record in records:
+        key = (record.hypothesis or record.claim or record.candidate)[:70]
+        if record.speedup_geomean is None:
+            continue
+        if key not in best or record.speedup_geomean > (best[key].speedup_geomean or 0.0):
+            best[key] = record
+    if not best:
+        return "no candidate produced a measurement"
+    parts = [f"{key!r}: {r.speedup_geomean:.2f}x ({r.candidate}, {'accepted' if r.accepted else 'rejected'})"
+             for key, r in sorted(best.items(), key=lambda kv: -(kv[1].speedup_geomean or 0.0))[:limit]]
+    return "; ".join(parts)
+
+
 def build_summary(lineage: Lineage, task: str, status: RunStatus, reason: str) -> Summary:
     best = lineage.best()
     chosen = SummaryBest(candidate="baseline", round=0, speedup_geomean=1.0)

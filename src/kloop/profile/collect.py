@@ -32,7 +32,12 @@ class Tool(StrEnum):
 
 #: Counters rocprofv3 collects in one pass (comma-joined, as `rocprofv3 --pmc A,B`): waves, busy
 #: cycles, HBM bytes (FETCH_SIZE/WRITE_SIZE, KB), LDS instructions and bank conflicts.
-ROCPROFV3_COUNTERS = ("SQ_WAVES", "GRBM_GUI_ACTIVE", "FETCH_SIZE", "WRITE_SIZE", "SQ_INSTS_LDS", "SQ_LDS_BANK_CONFLICT")
+# One pass; SQ_LDS_IDX_ACTIVE (not SQ_INSTS_LDS) is the denominator of the bank-conflict rate.
+# Untested on hardware: whether FETCH_SIZE + WRITE_SIZE fit one pass beside the SQ counters.
+ROCPROFV3_COUNTERS = (
+    "SQ_WAVES", "GRBM_GUI_ACTIVE", "FETCH_SIZE", "WRITE_SIZE",
+    "SQ_LDS_IDX_ACTIVE", "SQ_LDS_BANK_CONFLICT", "SQ_BUSY_CYCLES", "SQ_WAVE_CYCLES",
+)  # fmt: skip
 INSTALL_HINT = {
     Tool.ncu: "install Nsight Compute (CUDA toolkit) or put `ncu` on PATH",
     Tool.rocprofv3: "install ROCm's rocprofiler-sdk or put `rocprofv3` on PATH",

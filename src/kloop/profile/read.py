@@ -29,19 +29,22 @@ class ReportFormat:
     functions: tuple[str, ...]
 
 
-def _is_dir_with(filename: str) -> Callable[[Path, bytes], bool]:
-    def sniff(path: Path, head: bytes) -> bool:
-        return path.is_dir() and (any(path.glob(filename)) or any(path.glob(f"*/{filename}")))
+def _rocprofv3_csv(path: Path, head: bytes) -> bool:
+    from kloop.profile.rocprofv3 import is_rocprofv3_csv
 
-    return sniff
+    return path.is_file() and is_rocprofv3_csv(head.decode("utf-8", errors="replace"))
 
 
-def _csv_header_has(*columns: str) -> Callable[[Path, bytes], bool]:
-    def sniff(path: Path, head: bytes) -> bool:
-        first = head.split(b"\n", 1)[0]
-        return all(f'"{c}"'.encode() in first or c.encode() in first.split(b",") for c in columns)
+def _rocpd(path: Path, head: bytes) -> bool:
+    from kloop.profile.rocpd import is_rocpd
 
-    return sniff
+    return head.startswith(SQLITE_MAGIC) and is_rocpd(path)
+
+
+def _rocprof_compute(path: Path, head: bytes) -> bool:
+    from kloop.profile.rocprof_compute import is_rocprof_compute_folder
+
+    return path.is_dir() and is_rocprof_compute_folder(path)
 
 
 def _ncu_csv(path: Path, head: bytes) -> bool:
@@ -52,23 +55,10 @@ def _ncu_csv(path: Path, head: bytes) -> bool:
 
 FORMATS: tuple[ReportFormat, ...] = (
     ReportFormat("ncu-rep", lambda p, h: h.startswith(NCU_REP_MAGIC), "kloop.profile.ncu_rep", ("read_ncu_rep",)),
-    ReportFormat("rocpd", lambda p, h: h.startswith(SQLITE_MAGIC), "kloop.profile.rocpd", ("read_rocpd", "read")),
-    ReportFormat(
-        "rocprof-compute", _is_dir_with("pmc_perf.csv"), "kloop.profile.rocprof_compute", ("read_rocprof_compute", "read")
-    ),
+    ReportFormat("rocpd", _rocpd, "kloop.profile.rocpd", ("read_rocpd",)),
+    ReportFormat("rocprof-compute", _rocprof_compute, "kloop.profile.rocprof_compute", ("read_rocprof_compute",)),
     ReportFormat("ncu-csv", _ncu_csv, "kloop.profile.ncu_csv", ("read_ncu_csv",)),
-    ReportFormat(
-        "rocprofv3-counters",
-        _csv_header_has("Dispatch_Id", "Kernel_Name", "Counter_Name"),
-        "kloop.profile.rocprofv3",
-        ("read_rocprofv3_csv", "read_counter_collection", "read"),
-    ),
-    ReportFormat(
-        "rocprofv3-trace",
-        _csv_header_has("Dispatch_Id", "Kernel_Name", "Start_Timestamp"),
-        "kloop.profile.rocprofv3",
-        ("read_rocprofv3_csv", "read_kernel_trace", "read"),
-    ),
+    ReportFormat("rocprofv3-csv", _rocprofv3_csv, "kloop.profile.rocprofv3", ("read_rocprofv3_csv",)),
 )
 
 
