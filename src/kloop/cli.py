@@ -7,9 +7,11 @@ or top-level command functions). Those modules must not import torch at import t
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
+from types import ModuleType
 
 import typer
 
@@ -24,32 +26,33 @@ app = typer.Typer(
 )
 
 
-def _register() -> None:
-    """Attach every capability's commands; a capability not yet present is skipped."""
-    import importlib
+GROUPS = {"task": "kloop.task.commands", "profile": "kloop.profile.commands", "wiki": "kloop.wiki.commands"}
+"""Sub-command groups: each module defines `app = typer.Typer()`."""
 
-    groups = {
-        "task": "kloop.task.commands",
-        "profile": "kloop.profile.commands",
-        "wiki": "kloop.wiki.commands",
-    }
-    for name, module_name in groups.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:
-                continue
-            raise
-        app.add_typer(module.app, name=name)
-    # Top-level commands (verify, doctor, run, approve, status) register themselves on `app`.
-    for module_name in ("kloop.verify.commands", "kloop.device.commands", "kloop.loop.commands"):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:
-                continue
-            raise
-        module.register(app)
+TOP_LEVEL = ("kloop.verify.commands", "kloop.device.commands", "kloop.loop.commands")
+"""Modules whose `register(app)` adds top-level commands (verify, doctor, run, approve, status)."""
+
+
+def _import_if_present(module_name: str) -> ModuleType | None:
+    """A capability that is not installed is skipped; an error inside one is not hidden."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+
+
+def _register() -> None:
+    """Attach every capability's commands."""
+    for name, module_name in GROUPS.items():
+        module = _import_if_present(module_name)
+        if module is not None:
+            app.add_typer(module.app, name=name)
+    for module_name in TOP_LEVEL:
+        module = _import_if_present(module_name)
+        if module is not None:
+            module.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:
