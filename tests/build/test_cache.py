@@ -26,9 +26,10 @@ def test_key_covers_sources_spec_toolchain_device_and_flags() -> None:
     base = make_solution("cpp", {"kernel.cpp": "int a;", "util.h": "int b;"}, "kernel.cpp::run")
     key = _key(base)
     assert key == _key(base.model_copy(update={"name": "renamed", "description": "same code"}))
+    assert key == _key(make_solution("cpp", {"kernel.cpp": "int a;", "util.h": "int b;"}, "kernel.cpp::go", dps=True))
     changed = {
         "source": _key(make_solution("cpp", {"kernel.cpp": "int a;", "util.h": "int c;"}, "kernel.cpp::run")),
-        "entry": _key(make_solution("cpp", {"kernel.cpp": "int a;", "util.h": "int b;"}, "kernel.cpp::go")),
+        "entry file": _key(make_solution("cpp", {"kernel.cpp": "int a;", "util.h": "int b;"}, "util.h::run")),
         "language": _key(make_solution("cuda", {"kernel.cpp": "int a;", "util.h": "int b;"}, "kernel.cpp::run")),
         "toolchain": _key(base, toolchain={**TOOLS, "gcc": "13.1.0"}),
         "flags": _key(base, toolchain={**TOOLS, "flags": "-O2"}),

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from kloop.build import BuildError, BuiltSolution, UnsupportedBinding, build_solution
+from kloop.build import (
+    BuildError,
+    BuiltSolution,
+    ToolchainMissing,
+    UnsupportedBinding,
+    build_solution,
+    tvm_ffi_binding,
+)
 from kloop.task.load import load_solution
 from tests.build.conftest import make_solution, run_python
 
@@ -98,7 +105,7 @@ def test_hip_without_hipcc_is_a_build_error(build_cache: Path) -> None:
     if os.environ.get("ROCM_PATH") or Path("/opt/rocm/bin/hipcc").exists():
         pytest.skip("this machine has ROCm")
     solution = make_solution("hip", {"kernel.hip": "#include <torch/extension.h>\n"}, "kernel.hip::run")
-    with pytest.raises(BuildError, match="hipcc not found"):
+    with pytest.raises(ToolchainMissing, match="hipcc not found"):
         build_solution(solution, device="cpu", cache_dir=build_cache)
 
 
@@ -110,8 +117,14 @@ def test_cuda_on_cpu_torch_points_to_compile_only_check(build_cache: Path) -> No
         build_solution(solution, device="cpu", cache_dir=build_cache)
 
 
-def test_tvm_ffi_example_names_the_unsupported_binding(shared_fixtures: Path, build_cache: Path) -> None:
+def test_tvm_ffi_example_is_refused_with_a_reason(shared_fixtures: Path, build_cache: Path) -> None:
     """FlashInfer-Bench's example agent solution includes tvm/ffi headers and declares no binding."""
     solution = load_solution(shared_fixtures / "flashinfer-trace" / "solutions" / "example_agent_solution.json")
-    with pytest.raises(UnsupportedBinding, match="binding 'tvm-ffi' is not supported"):
+    if tvm_ffi_binding.available():  # the binding is known; what is missing is a CUDA machine
+        expected = BuildError, "no CUDA support"
+    else:
+        expected = UnsupportedBinding, "binding 'tvm-ffi' is not supported here: the apache-tvm-ffi package"
+    if torch.version.cuda:
+        pytest.skip("this machine can build CUDA")
+    with pytest.raises(expected[0], match=expected[1]):
         build_solution(solution, device="sm_90", cache_dir=build_cache)

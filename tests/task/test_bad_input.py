@@ -232,3 +232,10 @@ def test_oversized_and_special_source_files_are_refused(rmsnorm_copy: Path) -> N
         handle.truncate(65 * 1024 * 1024)  # sparse: large on paper, cheap on disk
     with pytest.raises(BadInput, match="more than the 67108864 allowed"):
         load_solution(baseline)
+
+
+def test_task_help_lists_the_commands() -> None:
+    proc = subprocess.run([str(KLOOP), "task", "--help"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    for command in ("show", "import-kernelbench", "pack"):
+        assert command in proc.stdout

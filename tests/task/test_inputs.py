@@ -134,3 +134,12 @@ def test_heldout_values_are_new_within_rules_and_respect_constraints(examples_di
     for w in drawn:
         check_constraints(definition, {**w.axes, "c": 8}, "test")
         assert (w.axes["n"], w.axes["m"]) not in {(16, 8), (64, 32), (128, 64)}
+
+
+def test_ranges_beyond_a_dtype_are_clamped_not_wrapped_or_nan() -> None:
+    fp8 = random_tensor((256,), DType.FLOAT8_E4M3FN, seed=2, value_range=InputRange(low=-2000, high=2000))
+    assert torch.isfinite(fp8.float()).all() and fp8.float().abs().max() == 448
+    int8 = random_tensor((256,), DType.INT8, seed=2, value_range=InputRange(low=-1000, high=1000))
+    assert int8.min() >= -128 and int8.max() <= 127 and int8.unique().numel() > 100
+    with pytest.raises(BadInput, match="holds no int32 value"):
+        random_tensor((4,), DType.INT32, seed=1, value_range=InputRange(low=0.2, high=0.8))

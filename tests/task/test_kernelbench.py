@@ -103,3 +103,15 @@ def test_cli_import_refuses_a_non_empty_directory(tmp_path: Path) -> None:
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     assert load_task(tmp_path / "new").definition.name == "kb_cross_entropy"
+
+
+def test_axes_are_named_after_module_arithmetic_and_positive_inputs_keep_their_range(tmp_path: Path) -> None:
+    task = import_kernelbench(DATA / "kb_matmul_large_k.py", tmp_path / "mm")
+    d = task.definition
+    assert d.inputs["A"].shape == ["M", "K"] and d.inputs["B"].shape == ["K", "N"]
+    assert d.outputs["output"].shape == ["M", "N"]
+    assert d.var_axes == ["M"] and d.const_axes == {"K": 512, "N": 24}
+    assert d.settings.input_ranges["A"].low == 0.0  # torch.rand inputs stay non-negative
+    inputs = make_inputs(d, task.workloads[1], seed=0)
+    assert inputs["A"].min() >= 0 and inputs["A"].shape == (16, 512)
+    assert torch.allclose(run_reference(d, inputs)["output"], inputs["A"] @ inputs["B"])

@@ -51,7 +51,7 @@ REFUSED: dict[str, tuple[set[VerifyStatus], set[str], bool]] = {
     "attack_import_kloop_reference": ({S.REJECTED}, {"sandbox_policy"}, False),
     "attack_exit_at_import": ({S.RUNTIME_ERROR}, {"runtime"}, False),
     "attack_raise": ({S.RUNTIME_ERROR}, {"runtime"}, False),
-    "broken_syntax": ({S.COMPILE_ERROR}, {"build"}, False),
+    "broken_import": ({S.COMPILE_ERROR}, {"build"}, False),
 }
 
 # Caches and timer tricks: either refused by the named checks or passed with no unearned speedup.

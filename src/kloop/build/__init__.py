@@ -12,7 +12,13 @@ from kloop.build.cache import BuildCache, cache_key, default_cache_dir
 from kloop.build.compile_check import CompileCheck, check_compiles
 from kloop.build.dispatch import build_solution
 from kloop.build.registry import Builder, builder_for, languages, register_builder
-from kloop.build.result import BuildError, BuiltSolution, UnknownLanguage, UnsupportedBinding
+from kloop.build.result import (
+    BuildError,
+    BuiltSolution,
+    ToolchainMissing,
+    UnknownLanguage,
+    UnsupportedBinding,
+)
 from kloop.build.tunables import default_config, instantiate, placeholders
 
 __all__ = [
@@ -21,6 +27,7 @@ __all__ = [
     "Builder",
     "BuiltSolution",
     "CompileCheck",
+    "ToolchainMissing",
     "UnknownLanguage",
     "UnsupportedBinding",
     "build_solution",

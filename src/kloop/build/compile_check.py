@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kloop.build import tvm_ffi_binding
 from kloop.build.extension import SOURCE_SUFFIXES, binding_of, compile_error_summary
-from kloop.build.result import BuildError, UnsupportedBinding
+from kloop.build.result import BuildError, ToolchainMissing, UnsupportedBinding
 from kloop.build.sources import write_sources
 from kloop.build.tunables import resolve_placeholders
 from kloop.device.tools import which
@@ -55,7 +56,7 @@ def _nvcc_command(source: Path, obj: Path, arch: str, common: list[str]) -> list
         raise BuildError(f"CUDA arch must look like sm_90 or sm_90a, got {arch!r}")
     nvcc = which("nvcc")
     if nvcc is None:
-        raise BuildError("nvcc not found: install the CUDA toolkit or put nvcc on PATH")
+        raise ToolchainMissing("nvcc not found: install the CUDA toolkit or put nvcc on PATH")
     gencode = f"-gencode=arch=compute_{match.group(1)},code=sm_{match.group(1)}"
     return [nvcc, "-c", "-std=c++20", gencode, "-O3", "-Xcompiler", "-fPIC", *COMMON_NVCC_FLAGS, *common,
             str(source), "-o", str(obj)]
@@ -64,7 +65,7 @@ def _nvcc_command(source: Path, obj: Path, arch: str, common: list[str]) -> list
 def _hipcc_command(source: Path, obj: Path, arch: str, common: list[str]) -> list[str]:
     hipcc = which("hipcc")
     if hipcc is None:
-        raise BuildError("hipcc not found: hip solutions compile on a machine with ROCm's hipcc on PATH")
+        raise ToolchainMissing("hipcc not found: hip solutions compile on a machine with ROCm's hipcc on PATH")
     if not arch.startswith("gfx"):
         raise BuildError(f"HIP arch must look like gfx942, got {arch!r}")
     return [hipcc, "-c", "-std=c++20", f"--offload-arch={arch}", "-O3", "-fPIC", "-D__HIP_PLATFORM_AMD__=1",
@@ -85,19 +86,25 @@ def _command_for(language: str, source: Path) -> Any:
 
 
 def check_compiles(solution: Any, arch: str = "sm_90", *, work_dir: Path | None = None) -> CompileCheck:
-    """Compile every source of a cuda / hip / cpp solution for `arch`; BuildError with the first errors."""
+    """Compile every source of a cuda / hip / cpp solution for `arch`; BuildError with the first errors.
+
+    Include paths follow the binding: torch's headers (`torch`) or tvm-ffi's (`tvm-ffi`).
+    """
     solution = resolve_placeholders(solution)
     language = str(getattr(solution.spec.language, "value", solution.spec.language))
     if language not in SOURCE_SUFFIXES:
         raise BuildError(f"check_compiles handles cpp, cuda and hip, not {language!r}")
     binding = binding_of(solution)
-    if binding != "torch":
-        raise UnsupportedBinding(f"binding {binding!r} is not supported by kloop's builder; use binding 'torch'")
+    if binding not in ("torch", "tvm-ffi"):
+        raise UnsupportedBinding(f"binding {binding!r} is not supported; use 'torch' or 'tvm-ffi'")
+    if binding == "tvm-ffi":
+        tvm_ffi_binding.require()
     began = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kloop-compile-", dir=work_dir) as tmp:
         root = Path(tmp)
         written = write_sources(solution, root / "src")
-        common = _torch_flags(root / "src")
+        common = ([f"-I{root / 'src'}", *tvm_ffi_binding.include_flags()] if binding == "tvm-ffi"
+                  else _torch_flags(root / "src"))
         check = CompileCheck(language=language, arch=arch)
         for source in (p for p in written if p.suffix in SOURCE_SUFFIXES[language]):
             obj = root / "obj" / (source.relative_to(root / "src").as_posix().replace("/", "__") + ".o")

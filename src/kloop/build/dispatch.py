@@ -15,17 +15,19 @@ from kloop.build.python_import import PythonBuilder, TritonBuilder
 from kloop.build.registry import builder_for, register_builder
 from kloop.build.result import BuiltSolution
 from kloop.build.tunables import resolve_placeholders
+from kloop.device.detect import identify, resolve_kind
 from kloop.device.schema import DeviceInfo, DeviceKind
 
 for _builder in (PythonBuilder(), TritonBuilder(), TorchExtensionBuilder()):
     register_builder(_builder)
 
-# arch assumed for a bare device kind when no DeviceInfo is given (keys still differ by kind)
-_DEFAULT_ARCH = {DeviceKind.CPU: "cpu", DeviceKind.CUDA: "cuda", DeviceKind.ROCM: "rocm"}
-
 
 def _device_of(device: DeviceInfo | DeviceKind | str) -> tuple[DeviceKind, str]:
-    """(kind, arch) from a DeviceInfo, a kind, or `cpu`/`cuda`/`rocm`/`sm_90`/`gfx942`."""
+    """(kind, arch) from a DeviceInfo, an arch (`sm_90`, `gfx942`) or a request (`cpu`, `cuda`, `auto`).
+
+    A bare request is resolved to the real architecture of the device here (no measurement), so
+    a cache shared between machines never hands one GPU's binary to another.
+    """
     if isinstance(device, DeviceInfo):
         return device.kind, device.arch
     text = str(getattr(device, "value", device))
@@ -33,8 +35,8 @@ def _device_of(device: DeviceInfo | DeviceKind | str) -> tuple[DeviceKind, str]:
         return DeviceKind.CUDA, text
     if text.startswith("gfx"):
         return DeviceKind.ROCM, text
-    kind = DeviceKind(text)
-    return kind, _DEFAULT_ARCH[kind]
+    kind = resolve_kind(text)
+    return kind, identify(kind)["arch"]
 
 
 def build_solution(solution: Any, *, device: DeviceInfo | DeviceKind | str, cache_dir: Path | None = None,

@@ -1,4 +1,4 @@
-"""cpp, cuda and hip through PyTorch's C++ extension mechanism (binding `torch`).
+"""cpp, cuda and hip through PyTorch's C++ extension mechanism (binding `torch`) or tvm-ffi.
 
 Convention: sources include <torch/extension.h> and export the entry symbol with
 `PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("run", &run); }`; `entry_point` is
@@ -13,12 +13,14 @@ import importlib.machinery
 import importlib.util
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kloop.build.result import BuildError, UnsupportedBinding
+from kloop.build import tvm_ffi_binding
+from kloop.build.result import BuildError, ToolchainMissing, UnsupportedBinding
 from kloop.build.sources import entry_parts, shorten, write_sources
 from kloop.device.schema import DeviceKind
 from kloop.device.tools import python_package_version, version_text, which
@@ -49,6 +51,15 @@ DEPENDENCY_LDFLAGS: dict[str, tuple[str, ...]] = {
 
 COMPILER_OF = {"cpp": "gcc", "cuda": "nvcc", "hip": "hipcc"}
 
+# (binding, language) -> the environment variable that carries the target architecture
+ARCH_VARIABLE: dict[tuple[str, str], str] = {
+    ("torch", "cuda"): "TORCH_CUDA_ARCH_LIST",
+    ("torch", "hip"): "PYTORCH_ROCM_ARCH",
+    ("tvm-ffi", "cuda"): "TVM_FFI_CUDA_ARCH_LIST",
+    ("tvm-ffi", "hip"): "TVM_FFI_ROCM_ARCH_LIST",
+}
+BINDINGS = ("torch", "tvm-ffi")
+
 _ERROR_LINE = re.compile(r"(error|Error|undefined reference|undefined symbol|fatal)")
 
 
@@ -73,6 +84,11 @@ def compile_error_summary(output: str, staging: Path, *, max_lines: int = 12) ->
         if len(picked) >= max_lines:
             break
     return shorten("\n".join(picked or lines[-max_lines:]), max_lines=max_lines)
+
+
+def arch_list_value(language: str, arch: str) -> str:
+    """The arch variable's value: CUDA's `9.0a` spelling for `sm_90a`; a gfx name as is."""
+    return cuda_arch_list(arch) if language == "cuda" else arch
 
 
 def cuda_arch_list(arch: str) -> str:
@@ -126,20 +142,26 @@ class TorchExtensionBuilder:
         language = str(getattr(solution.spec.language, "value", solution.spec.language))
         compiler = COMPILER_OF[language]
         host, device, link = FLAGS[language]
+        binding = binding_of(solution)
+        extra = tvm_ffi_binding.fingerprint() if binding == "tvm-ffi" else {}
         return {"python": sys.version.split()[0], "torch": python_package_version("torch") or "-",
-                "binding": binding_of(solution), "gcc": version_text("gcc") or "-",
+                "binding": binding, "gcc": version_text("gcc") or "-", **extra,
                 compiler: version_text(compiler) or "-", "flags": " ".join((*host, "|", *device, "|", *link))}
 
     def _check_toolchain(self, language: str, binding: str) -> None:
         """Refuse what this machine cannot build, with the reason in one line."""
         import torch
 
-        if binding != "torch":
-            raise UnsupportedBinding(f"binding {binding!r} is not supported by kloop's builder; use binding "
-                                     "'torch' (include <torch/extension.h>, PYBIND11_MODULE(TORCH_EXTENSION_NAME, m))")
+        if binding not in BINDINGS:
+            raise UnsupportedBinding(f"binding {binding!r} is not supported; use 'torch' or 'tvm-ffi'")
+        if binding == "tvm-ffi":
+            tvm_ffi_binding.require()
+        for tool in ("ninja", "gcc") if binding == "torch" else ("gcc",):
+            if which(tool) is None:
+                raise ToolchainMissing(f"{tool} not found: {language} solutions build with {tool} on PATH")
         if language == "hip":
             if which("hipcc") is None:
-                raise BuildError("hipcc not found: hip solutions build on a ROCm machine with hipcc on PATH "
+                raise ToolchainMissing("hipcc not found: hip solutions build on a ROCm machine with hipcc on PATH "
                                  "(or under $ROCM_PATH/bin)")
             if not getattr(torch.version, "hip", None):
                 raise BuildError("this torch is not a ROCm build; hip solutions need torch for ROCm")
@@ -148,8 +170,6 @@ class TorchExtensionBuilder:
                              "(use kloop.build.check_compiles for a compile-only check)")
 
     def compile(self, solution: Any, entry_dir: Path, kind: DeviceKind, arch: str, module_name: str) -> dict[str, Any]:
-        from torch.utils.cpp_extension import load
-
         language = str(getattr(solution.spec.language, "value", solution.spec.language))
         self._check_toolchain(language, binding_of(solution))
         entry_file, _ = entry_parts(solution)
@@ -157,25 +177,42 @@ class TorchExtensionBuilder:
         if not entry_file.endswith(suffixes):
             raise BuildError(f"entry file {entry_file!r} of a {language} solution must end in {', '.join(suffixes)}")
         written = write_sources(solution, entry_dir / "src")
-        compiled = [str(path) for path in written if path.suffix in suffixes]
-        host, device, link = FLAGS[language]
-        ldflags = [flag for dep in solution.spec.dependencies for flag in DEPENDENCY_LDFLAGS.get(dep.lower(), ())]
+        compiled = [path for path in written if path.suffix in suffixes]
+        binding = binding_of(solution)
+        variable = ARCH_VARIABLE.get((binding, language))
+        env = {variable: arch_list_value(language, arch)} if variable and arch.startswith(("sm_", "gfx")) else {}
         build_dir = entry_dir / "build"
         build_dir.mkdir()
-        env = {"TORCH_CUDA_ARCH_LIST": cuda_arch_list(arch)} if language == "cuda" and arch.startswith("sm_") else {}
-        if language == "hip" and arch.startswith("gfx"):
-            env["PYTORCH_ROCM_ARCH"] = arch
         try:
             with _environ(**env):
-                load(name=module_name, sources=compiled, extra_cflags=list(host), extra_cuda_cflags=list(device),
-                     extra_ldflags=[*link, *ldflags], extra_include_paths=[str(entry_dir / "src")],
-                     build_directory=str(build_dir), with_cuda=language != "cpp", verbose=False)
-        except (RuntimeError, OSError, ImportError) as exc:
-            raise BuildError(f"{language} build failed:\n" + compile_error_summary(str(exc), entry_dir)) from None
-        return {"language": language, "module": module_name, "shared_object": f"build/{module_name}.so"}
+                if binding == "tvm-ffi":
+                    so_path = tvm_ffi_binding.compile_module(language, compiled, entry_dir / "src", build_dir, module_name)
+                else:
+                    so_path = self._torch_compile(solution, language, compiled, entry_dir, module_name)
+        except (RuntimeError, OSError, ImportError, subprocess.CalledProcessError) as exc:
+            output = "\n".join(str(part) for part in (exc, getattr(exc, "output", None), getattr(exc, "stderr", None))
+                               if part)
+            raise BuildError(f"{language} build failed:\n" + compile_error_summary(output, entry_dir)) from None
+        return {"language": language, "binding": binding, "module": module_name,
+                "shared_object": Path(so_path).relative_to(entry_dir).as_posix()}
+
+    def _torch_compile(self, solution: Any, language: str, compiled: list[Path], entry_dir: Path,
+                       module_name: str) -> str:
+        """torch.utils.cpp_extension.load into `entry_dir/build`; returns the shared object's path."""
+        from torch.utils.cpp_extension import load
+
+        host, device, link = FLAGS[language]
+        ldflags = [flag for dep in solution.spec.dependencies for flag in DEPENDENCY_LDFLAGS.get(dep.lower(), ())]
+        load(name=module_name, sources=[str(p) for p in compiled], extra_cflags=list(host),
+             extra_cuda_cflags=list(device), extra_ldflags=[*link, *ldflags],
+             extra_include_paths=[str(entry_dir / "src")], build_directory=str(entry_dir / "build"),
+             with_cuda=language != "cpp", verbose=False)
+        return str(entry_dir / "build" / f"{module_name}.so")
 
     def load(self, solution: Any, entry_dir: Path, manifest: dict[str, Any], kind: DeviceKind) -> Callable[..., Any]:
         _, symbol = entry_parts(solution)
+        if manifest.get("binding") == "tvm-ffi":
+            return tvm_ffi_binding.load_function(entry_dir / manifest["shared_object"], symbol)
         module = import_extension(manifest["module"], entry_dir / manifest["shared_object"])
         fn = getattr(module, symbol, None)
         if fn is None:

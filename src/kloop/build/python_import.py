@@ -9,6 +9,7 @@ import, so the next candidate's `helpers` is its own. Triton on a CPU runs in th
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import itertools
 import os
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kloop.build.result import BuildError
+from kloop.build.result import BuildError, ToolchainMissing
 from kloop.build.sources import entry_parts, shorten, write_sources
 from kloop.device.schema import DeviceKind
 from kloop.device.tools import python_package_version
@@ -58,7 +59,8 @@ def import_entry(src_dir: Path, entry_file: str, symbol: str, key: str) -> Calla
             raise
         raise _import_failure(exc, src_dir) from None
     finally:
-        sys.path.remove(str(src_dir))
+        with contextlib.suppress(ValueError):  # the candidate may have edited sys.path itself
+            sys.path.remove(str(src_dir))
         for name in set(sys.modules) - before:
             origin = getattr(sys.modules[name], "__file__", None) or ""
             if not name.startswith(package) and origin.startswith(str(src_dir)):
@@ -101,7 +103,7 @@ class TritonBuilder(PythonBuilder):
 
     def load(self, solution: Any, entry_dir: Path, manifest: dict[str, Any], kind: DeviceKind) -> Callable[..., Any]:
         if python_package_version("triton") is None:
-            raise BuildError("triton is not installed here; triton solutions need `pip install triton`")
+            raise ToolchainMissing("triton is not installed here; triton solutions need `pip install triton`")
         if kind is DeviceKind.CPU:
             os.environ["TRITON_INTERPRET"] = "1"
         return super().load(solution, entry_dir, manifest, kind)

@@ -25,6 +25,10 @@ class UnknownLanguage(BuildError):
     """No builder is registered for the solution's language."""
 
 
+class ToolchainMissing(BuildError):
+    """A compiler or build tool the language needs is not installed here (hipcc, nvcc, ninja, gcc)."""
+
+
 class UnsupportedBinding(BuildError):
     """The solution asks for a binding this machine cannot provide (e.g. tvm-ffi)."""
 

@@ -65,7 +65,7 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine() or "cpu"
 
 
-def _identity(kind: DeviceKind) -> dict[str, Any]:
+def identify(kind: DeviceKind) -> dict[str, Any]:
     """Name, arch, memory, units and runtime of the current device (no rates)."""
     import psutil
     import torch
@@ -150,7 +150,7 @@ def detect(requested: str = "auto", *, remeasure: bool = False, measure: bool = 
 
     kind = resolve_kind(requested)
     path = cache_path or device_cache_path()
-    identity = _identity(kind)
+    identity = identify(kind)
     key = device_key(kind, identity, torch.__version__)
     if not remeasure:
         cached = load_cached(path, key)

@@ -8,6 +8,7 @@ tensors on every machine and adding an input does not change the others.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,7 @@ def random_tensor(
 
     gen = torch.Generator(device="cpu").manual_seed(seed)
     dims = shape if shape is not None else ()
+    target = torch_dtype(dtype, name)
     if dtype == DType.BOOL:
         tensor = torch.randint(0, 2, dims, generator=gen, dtype=torch.int64).bool()
     elif dtype.is_float:
@@ -103,11 +105,16 @@ def random_tensor(
         else:
             tensor = torch.rand(dims, generator=gen, dtype=torch.float32)
             tensor = tensor * (value_range.high - value_range.low) + value_range.low
-        tensor = tensor.to(torch_dtype(dtype, name))
+        finite = torch.finfo(target).max  # fp8 has no inf: out-of-range casts would be NaN
+        tensor = tensor.clamp(-finite, finite).to(target)
     else:
         bounds = value_range or _INT_RANGE
-        low, high = int(bounds.low), int(bounds.high)
-        tensor = torch.randint(low, high + 1, dims, generator=gen, dtype=torch.int64).to(torch_dtype(dtype, name))
+        info = torch.iinfo(target)
+        low = max(math.ceil(bounds.low), info.min)
+        high = min(math.floor(bounds.high), info.max)
+        if high < low:
+            raise BadInput(f"input {name}", f"input range [{bounds.low}, {bounds.high}] holds no {dtype.value} value")
+        tensor = torch.randint(low, high + 1, dims, generator=gen, dtype=torch.int64).to(target)
     return tensor.item() if shape is None else tensor
 
 
@@ -115,10 +122,10 @@ def torch_dtype(dtype: DType, name: str = "tensor") -> Any:
     """The torch dtype for a FlashInfer-Trace dtype; BadInput when this torch lacks it."""
     import torch
 
-    torch_name = {"float4_e2m1": "float4_e2m1fn_x2"}.get(dtype.value, dtype.value)
-    if dtype == DType.FLOAT4_E2M1 or not hasattr(torch, torch_name):
+    # float4_e2m1 has no unpacked torch dtype (torch packs two per byte), so kloop cannot make it.
+    if dtype == DType.FLOAT4_E2M1 or not hasattr(torch, dtype.value):
         raise BadInput(f"input {name}", f"dtype {dtype.value} cannot be generated with this torch")
-    return getattr(torch, torch_name)
+    return getattr(torch, dtype.value)
 
 
 def _load_safetensor(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kloop.errors import BadInput
+from kloop.task.expr import ExpressionError, evaluate
 from kloop.task.load import Task, load_task
 from kloop.task.parsing import read_text
 
@@ -151,15 +152,19 @@ def _output_names(outputs: list[Any]) -> list[str]:
 
 
 def _module_ints(source: str) -> dict[str, int]:
-    """Module-level `NAME = <int>` assignments, in source order (for naming axes)."""
+    """Module-level integer assignments (`N = 4096`, `M = 1024 * 2`), in source order (for naming axes)."""
     found: dict[str, int] = {}
     for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
-            value = node.value.value
-            if isinstance(value, int) and not isinstance(value, bool):
-                for target in node.targets:
-                    if isinstance(target, ast.Name) and target.id.isidentifier():
-                        found.setdefault(target.id, value)
+        if not isinstance(node, ast.Assign):
+            continue
+        try:
+            value = evaluate(ast.unparse(node.value), found)
+        except ExpressionError:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found.setdefault(target.id, value)
     return found
 
 

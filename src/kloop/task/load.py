@@ -59,7 +59,7 @@ def load_workloads(path: Path, definition: Definition, root: Path) -> list[Workl
     text = read_text(path, "workloads file")
     workloads: list[Workload] = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):  # JSON strings may hold U+2028
         if not line.strip():
             continue
         where = f"{path}:{lineno}"

@@ -78,6 +78,8 @@ class SandboxProcess:
         self.channel: Channel | None = None
         self.started_ns = 0
         self.ready_ns = 0
+        self.waited_ns = 0
+        """How long the supervisor blocked waiting for this sandbox to start."""
         self._hello: dict[str, Any] | None = None
         self._over_memory = False
         self._stop = threading.Event()
@@ -102,7 +104,9 @@ class SandboxProcess:
         """Block until the sandbox's hello (torch imported, timer captured)."""
         if self._hello is None:
             assert self.channel is not None
+            start = time.perf_counter_ns()
             self._hello, _ = self._receive(STARTUP_TIMEOUT_S, expect=None)
+            self.waited_ns = time.perf_counter_ns() - start
             if self._hello.get("op") != "hello":
                 self._fail("protocol", f"expected hello, got {str(self._hello)[:200]}")
             self.ready_ns = time.perf_counter_ns()
@@ -202,3 +206,51 @@ class SandboxProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class SandboxPool:
+    """Keeps one pre-started sandbox per configuration, so the next candidate skips the start cost.
+
+    A spare has imported torch and captured its timer, and has never seen candidate code: taking
+    it is as fresh as starting one. `take` hands the spare over (or starts one) and starts the
+    next spare in the background, overlapping its start with the current verification.
+    """
+
+    def __init__(self) -> None:
+        self._spares: dict[tuple[str, int, int, str], SandboxProcess] = {}
+        self._lock = threading.Lock()
+        self._dir = Path(tempfile.mkdtemp(prefix="kloop-sandbox-pool-"))
+        import atexit
+
+        atexit.register(self.close)
+
+    def take(self, *, device: str, threads: int, memory_limit_mb: int, label: str) -> SandboxProcess:
+        key = (device, threads, memory_limit_mb, label)
+        with self._lock:
+            spare = self._spares.pop(key, None)
+            if spare is None or spare.proc is None or spare.proc.poll() is not None:
+                spare = self._new(key).start()
+            self._spares[key] = self._new(key).start()
+        return spare
+
+    def _new(self, key: tuple[str, int, int, str]) -> SandboxProcess:
+        device, threads, memory, label = key
+        log = self._dir / f"{label}-{secrets.token_hex(4)}.log"
+        return SandboxProcess(device=device, threads=threads, memory_limit_mb=memory, log_path=log, label=label)
+
+    def close(self) -> None:
+        with self._lock:
+            for spare in self._spares.values():
+                spare.close()
+            self._spares.clear()
+
+
+_POOL: SandboxPool | None = None
+
+
+def shared_pool() -> SandboxPool:
+    """The process-wide pool (created on first use)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = SandboxPool()
+    return _POOL

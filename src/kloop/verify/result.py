@@ -174,6 +174,8 @@ class VerifyOptions(_Model):
     """Build cache (default: $KLOOP_HOME/build-cache)."""
     log_dir: Path | None = None
     """Where sandbox logs go (default: a fresh temp dir)."""
+    prestart: bool = False
+    """Take sandboxes from a pool that starts the next one while this candidate runs (the loop)."""
     cuda_graph: bool = False
     """GPU: time by CUDA graph replay (tiny kernels)."""
 

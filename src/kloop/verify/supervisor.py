@@ -18,7 +18,7 @@ from kloop.build import default_cache_dir
 from kloop.task.load import Task
 from kloop.task.schema import Definition, Solution, Workload
 from kloop.verify.checks import CheckBook
-from kloop.verify.process import SandboxFailure, SandboxProcess
+from kloop.verify.process import SandboxFailure, SandboxProcess, shared_pool
 from kloop.verify.result import VerifyOptions, VerifyResult, VerifyStatus, WorkloadResult, worst
 from kloop.verify.workload import WorkloadJudge, derive_seed
 
@@ -58,6 +58,7 @@ class Verification:
         self.results: list[WorkloadResult] = []
         self.phase_ns: dict[str, int] = {}
         self.geomean: tuple[float, list[float]] | None = None
+        self.log_paths: dict[str, Path] = {}
 
     # -- entry ---------------------------------------------------------------------------------
     def run(self) -> VerifyResult:
@@ -65,12 +66,13 @@ class Verification:
 
         verify_integrity(self.task, self.options.expected_manifest, self.book)
         before = task_fingerprint(self.task)
-        self.candidate = self._sandbox("candidate").start()
+        self.candidate = self._sandbox("candidate")
         if self._wants_speedup():
-            self.base_box = self._sandbox("baseline").start()
+            self.base_box = self._sandbox("baseline")
         try:
             self._verify_candidate()
         finally:
+            self.phase_ns["sandbox_wait"] = self.candidate.waited_ns
             for box in (self.candidate, self.base_box):
                 if box is not None:
                     box.close()
@@ -85,9 +87,16 @@ class Verification:
         return self.options.timing and self.options.speedup and self.baseline is not None
 
     def _sandbox(self, label: str) -> SandboxProcess:
-        return SandboxProcess(device=self.device, threads=self.options.threads,
-                              memory_limit_mb=self.options.memory_limit_mb,
-                              log_path=self.log_dir / f"{label}.log", label=label)  # fmt: skip
+        """A started sandbox: a pre-started spare when `options.prestart`, else a new one."""
+        if self.options.prestart:
+            box = shared_pool().take(device=self.device, threads=self.options.threads,
+                                     memory_limit_mb=self.options.memory_limit_mb, label=label)  # fmt: skip
+        else:
+            box = SandboxProcess(device=self.device, threads=self.options.threads,
+                                 memory_limit_mb=self.options.memory_limit_mb,
+                                 log_path=self.log_dir / f"{label}.log", label=label).start()  # fmt: skip
+        self.log_paths[label] = box.log_path
+        return box
 
     def _verify_candidate(self) -> None:
         assert self.candidate is not None
@@ -204,7 +213,7 @@ class Verification:
             status=status, reasons=self.book.reasons(), task=self.task.definition.name, solution=self.solution.name,
             device=self.device, checks=self.book.rows(), workloads=self.results, summary=summary,
             environment=environment(self.device, self.options.threads),
-            log_path=str(self.log_dir / "candidate.log"),
+            log_path=str(self.log_paths.get("candidate", self.log_dir / "candidate.log")),
         )
 
 

@@ -66,6 +66,7 @@ class TimingSession:
         self.note: str | None = None if baseline is not None else "no baseline timed; no speedup"
         self.samples: dict[str, Samples] = {}
         self._next_batch = 0
+        self._uuid = ""
 
     def run(self, listed: list[Workload]) -> None:
         for workload in listed:
@@ -88,7 +89,8 @@ class TimingSession:
         header = {"batch": batch_id, "iterations": count, "warmup": warmup, "seed": seed, "poison": POISONS[0],
                   "noop": noop}  # fmt: skip
         start = time.perf_counter_ns()
-        reply, _ = box.request("time", header, timeout_s=self.options.timeout_s * max(1, count + warmup))
+        per_call_s = max(self.judge.call_ns.get(self._uuid, 0), 1_000) / 1e9
+        reply, _ = box.request("time", header, timeout_s=self.options.timeout_s + 10 * per_call_s * (count + warmup))
         wall = time.perf_counter_ns() - start
         where = f"{box.label} timing batch"
         if not reply.get("ok"):
@@ -105,6 +107,7 @@ class TimingSession:
         return Batch(batch_id, seed, warmup, times, wall)
 
     def _time_workload(self, workload: Workload, result: WorkloadResult) -> None:
+        self._uuid = workload.uuid
         inputs, axes = self.judge.inputs_for(workload)
         where = self.judge.label(workload, axes)
         boxes = [self.candidate] + ([self.baseline] if self.baseline is not None else [])

@@ -134,11 +134,39 @@ def m004_labels_in_row(db: sqlite3.Connection) -> None:
     )
 
 
+def m005_entry_filters(db: sqlite3.Connection) -> None:
+    """A narrow copy of the filter columns: reading them from the wide entries rows cost most of a search."""
+    run_script(
+        db,
+        """
+        CREATE TABLE entry_filters (
+            rowid INTEGER PRIMARY KEY,
+            vendor TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            label_list TEXT NOT NULL
+        );
+        INSERT INTO entry_filters(rowid, vendor, kind, label_list) SELECT rowid, vendor, kind, label_list FROM entries;
+        CREATE TRIGGER entries_filters_ai AFTER INSERT ON entries BEGIN
+            INSERT INTO entry_filters(rowid, vendor, kind, label_list)
+                VALUES (new.rowid, new.vendor, new.kind, new.label_list);
+        END;
+        CREATE TRIGGER entries_filters_ad AFTER DELETE ON entries BEGIN
+            DELETE FROM entry_filters WHERE rowid = old.rowid;
+        END;
+        CREATE TRIGGER entries_filters_au AFTER UPDATE ON entries BEGIN
+            UPDATE entry_filters SET vendor = new.vendor, kind = new.kind, label_list = new.label_list
+                WHERE rowid = old.rowid;
+        END;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("entries", m001_entries),
     ("ingest_state", m002_ingest_state),
     ("term_stats", m003_term_stats),
     ("labels_in_row", m004_labels_in_row),
+    ("entry_filters", m005_entry_filters),
 ]
 
 

@@ -24,10 +24,10 @@ _INLINE = re.compile(r"(?<!\S)(" + "|".join(INLINE_KEYS) + r"):([A-Za-z0-9_.\-]+
 
 @dataclass
 class ParsedQuery:
-    """A query split into the FTS5 expression and the filters it named inline."""
+    """A query split into quoted FTS5 phrases (typed words, alias alternatives) and inline filters."""
 
-    match: str | None
-    expansion: str | None = None
+    clauses: list[str] = field(default_factory=list)
+    alternatives: list[str] = field(default_factory=list)
     filters: dict[str, str] = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
@@ -73,6 +73,4 @@ def parse_query(text: str, aliases: AliasTable | None, *, expand: bool = True) -
         clauses.append("labels : " + quote(["finding", *tokens_of(finding)]))
     clauses = list(dict.fromkeys(clauses))
     alternatives = [a for a in dict.fromkeys(alternatives) if a not in clauses]
-    return ParsedQuery(
-        " OR ".join(clauses) or None, " OR ".join(alternatives) or None, filters, findings, terms
-    )
+    return ParsedQuery(clauses, alternatives, filters, findings, terms)

@@ -18,18 +18,10 @@ from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, default_alias_table
 from kloop.wiki.cards import shipped_cards
 from kloop.wiki.migrations import migrate
-from kloop.wiki.query import parse_query
-from kloop.wiki.schema import Hit, Source, WikiEntry
+from kloop.wiki.schema import Hit, WikiEntry
+from kloop.wiki.search import FtsSearch
 
 BUSY_TIMEOUT_MS = 10_000
-# bm25 column weights: title > labels (tags, techniques, arch, findings) > body > paths/diff excerpt.
-COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 0.4)
-# A match on an alias spelling counts this much of a match on the words the user typed.
-EXPANSION_WEIGHT = 0.25
-# Candidates taken from each of the two MATCH expressions before fusing their scores.
-CANDIDATES = 50
-KINDS = ("pr", "commit", "card", "doc")
-VENDORS = ("nvidia", "amd", "any")
 _COLUMNS = (
     "id, kind, title, labels, body, excerpt, vendor, confidence, repo, commit_sha, pr, date, "
     "captured_at, label_list, source_json, entry_json"
@@ -83,6 +75,7 @@ class WikiStore:
             created = 1 in migrate(self.db, str(self.path))
         except sqlite3.DatabaseError as exc:
             raise BadInput(self.path, f"not a usable wiki database ({exc})") from None
+        self._search = FtsSearch(self.db, self.aliases)
         if created and seed_cards:
             self.add(shipped_cards(self.aliases))
 
@@ -171,77 +164,5 @@ class WikiStore:
         expand: bool = True,
     ) -> list[Hit]:
         """BM25-ranked hits; `vendor` keeps vendor-neutral entries, `arch` keeps arch-neutral ones."""
-        parsed = parse_query(query, self.aliases, expand=expand)
-        options = {"vendor": vendor, "arch": arch, "tag": tag, "kind": kind}
-        filters = {**parsed.filters, **{key: value for key, value in options.items() if value}}
-        if k < 1:
-            raise BadInput("-k", f"must be at least 1, got {k}")
-        if parsed.match is None:
-            return []
-        where, params = self._filter_sql(filters)
-        pool = max(CANDIDATES, 2 * k)
-        scored: dict[str, list] = {}
-        for expression, weight in ((parsed.match, 1.0), (parsed.expansion, EXPANSION_WEIGHT)):
-            if expression is None:
-                continue
-            for row in self._match(expression, where, params, pool, query):
-                hit = scored.setdefault(row[0], [0.0, row])
-                hit[0] += weight * -row[3]
-        ranked = sorted(scored.values(), key=lambda item: -item[0])[:k]
-        return [
-            Hit(
-                id=r[0], title=r[1], kind=r[2], score=round(score, 4), snippet=" ".join(r[4].split()),
-                source=Source.model_validate_json(r[5]), vendor=r[6], confidence=r[7],
-            )
-            for score, r in ranked
-        ]
-
-    def _match(self, expression: str, where: str, params: list[str], limit: int, query: str) -> list[tuple]:
-        """Top `limit` rows for one MATCH expression under the filters, best (lowest bm25) first."""
-        weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
-        sql = (
-            f"SELECT e.id, e.title, e.kind, bm25(entries_fts, {weights}) AS rank, "
-            "snippet(entries_fts, 2, '[', ']', '…', 20), e.source_json, e.vendor, e.confidence "
-            "FROM entries_fts JOIN entries e ON e.rowid = entries_fts.rowid "
-            f"WHERE entries_fts MATCH ? {where} ORDER BY rank LIMIT ?"
-        )
-        try:
-            return self.db.execute(sql, [expression, *params, limit]).fetchall()
-        except sqlite3.OperationalError as exc:  # a query we built must never reach the user as SQL
-            raise BadInput("query", f"cannot search for {query!r}: {exc}") from None
-
-    def _filter_sql(self, filters: dict[str, str]) -> tuple[str, list[str]]:
-        """SQL conditions for vendor / arch / tag / kind filters, validated against their vocabularies."""
-        clauses: list[str] = []
-        params: list[str] = []
-        vendor = filters.get("vendor")
-        if vendor:
-            if vendor not in VENDORS:
-                raise BadInput("--vendor", f"unknown vendor {vendor!r} (expected one of {', '.join(VENDORS)})")
-            clauses.append("e.vendor IN (?, 'any')")
-            params.append(vendor)
-        if filters.get("arch"):
-            arch = filters["arch"]
-            clauses.append("(instr(e.label_list, ?) > 0 OR instr(e.label_list, '\"arch:none\"') > 0)")
-            params.append(f'"arch:{arch}"')
-            if arch_vendor := self._arch_vendor(arch):
-                clauses.append("e.vendor IN (?, 'any')")
-                params.append(arch_vendor)
-        if filters.get("tag"):
-            tag = filters["tag"].lower()
-            wanted = [tag] if tag.startswith("finding:") else [f"tag:{tag}", f"tech:{tag}", f"finding:{tag}"]
-            clauses.append("(" + " OR ".join("instr(e.label_list, ?) > 0" for _ in wanted) + ")")
-            params += [f'"{label}"' for label in wanted]
-        if filters.get("kind"):
-            if filters["kind"] not in KINDS:
-                raise BadInput("--kind", f"unknown kind {filters['kind']!r} (expected one of {', '.join(KINDS)})")
-            clauses.append("e.kind = ?")
-            params.append(filters["kind"])
-        return "".join(f" AND {c}" for c in clauses), params
-
-    def _arch_vendor(self, arch: str) -> str | None:
-        """The vendor an arch id implies (sm_* -> nvidia, gfx* -> amd), from the alias table."""
-        for row in self.aliases.rows:
-            if row.field == "arch" and row.canonical == arch:
-                return row.vendor
-        return "nvidia" if arch.startswith("sm_") else "amd" if arch.startswith("gfx") else None
+        filters = {"vendor": vendor, "arch": arch, "tag": tag, "kind": kind}
+        return self._search.search(query, k, filters, expand=expand)

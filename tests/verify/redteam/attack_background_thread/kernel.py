@@ -3,6 +3,7 @@ import time
 
 import torch
 
+
 def _rms(x, w):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
 

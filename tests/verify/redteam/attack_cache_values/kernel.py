@@ -1,5 +1,6 @@
 import torch
 
+
 def _slow(x, w):
     # the honest path is deliberately slower than the baseline, so a speedup can only come from the trick
     out = None

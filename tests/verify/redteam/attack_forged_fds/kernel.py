@@ -4,6 +4,7 @@ import struct
 
 import torch
 
+
 def _rms(x, w):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
 
@@ -20,4 +21,4 @@ def run(x, w, y):
         try:
             os.write(int(name), fake)
         except OSError:
-            pass
+            continue

@@ -2,6 +2,7 @@ import time
 
 import torch
 
+
 def _slow(x, w):
     # the honest path is deliberately slower than the baseline, so a speedup can only come from the trick
     out = None

@@ -1,4 +1,3 @@
-import torch
 
 
 def run(x, w, y):

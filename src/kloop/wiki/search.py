@@ -1,0 +1,180 @@
+"""Ranking for WikiStore.search: two BM25 passes fused, bounded so big wikis stay fast.
+
+Pass one matches the words the user typed; pass two the alias alternatives, weighted lower.
+FTS5 computes bm25 for every matching row (~4 us each), so on a big wiki each pass ranks only
+its rarest phrases, up to ROW_BUDGET matching rows in all; common phrases carry little BM25
+weight anyway. A lone phrase commoner than that is ranked over its newest ROW_BUDGET matches.
+Only the final k rows pay for snippets.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from kloop.errors import BadInput
+from kloop.wiki.aliases import AliasTable, tokens_of
+from kloop.wiki.query import parse_query
+from kloop.wiki.schema import Hit, Source
+
+# bm25 column weights: title > labels (tags, techniques, arch, findings) > body > paths/diff excerpt.
+COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 0.4)
+RANK = "bm25(" + ", ".join(str(w) for w in COLUMN_WEIGHTS) + ")"
+# A match on an alias spelling counts this much of a match on the words the user typed
+# (0.1 / 0.25 / 0.35 / 0.5 / 1.0 tried on bench/wiki_eval.py; 0.25 was best).
+EXPANSION_WEIGHT = 0.25
+# Candidates taken from each pass before fusing their scores.
+CANDIDATES = 50
+# Alias alternatives searched per query (synonyms come before related terms): each phrase of
+# common words costs a positional intersection even when it matches nothing.
+MAX_ALTERNATIVES = 16
+# Most rows one pass may rank, once the wiki is big enough for the scan to cost anything.
+ROW_BUDGET = 2500
+PRUNE_FROM_ENTRIES = 5000
+KINDS = ("pr", "commit", "card", "doc")
+VENDORS = ("nvidia", "amd", "any")
+
+
+def snippet(body: str, terms: list[str], width: int = 160) -> str:
+    """A window of `body` around the first query term, matched words in [brackets]."""
+    words = sorted({t for term in terms for t in tokens_of(term) if len(t) > 1}, key=len, reverse=True)
+    text = " ".join(body.split())
+    if not words:
+        return text[:width]
+    pattern = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(map(re.escape, words)) + r")[A-Za-z0-9]*", re.I)
+    first = pattern.search(text)
+    start = max(0, (first.start() if first else 0) - width // 3)
+    window = text[start : start + width]
+    marked = pattern.sub(lambda m: f"[{m.group(0)}]", window)
+    return ("…" if start else "") + marked + ("…" if start + width < len(text) else "")
+
+
+class FtsSearch:
+    """Runs searches against one connection, caching document frequencies per phrase."""
+
+    def __init__(self, db: sqlite3.Connection, aliases: AliasTable) -> None:
+        self.db = db
+        self.aliases = aliases
+        self._df: dict[str, int] = {}
+        self._df_total = -1
+
+    def search(self, query: str, k: int, filters: dict[str, str | None], expand: bool = True) -> list[Hit]:
+        """The top `k` hits for `query` under `filters` (vendor, arch, tag, kind)."""
+        if k < 1:
+            raise BadInput("-k", f"must be at least 1, got {k}")
+        parsed = parse_query(query, self.aliases, expand=expand)
+        merged = {**parsed.filters, **{key: value for key, value in filters.items() if value}}
+        where, params = self.filter_sql(merged)
+        if not parsed.clauses:
+            return []
+        pool = max(CANDIDATES, 2 * k)
+        scores: dict[int, float] = {}
+        alternatives = parsed.alternatives[:MAX_ALTERNATIVES]
+        passes = ((parsed.clauses, 1.0, ROW_BUDGET), (alternatives, EXPANSION_WEIGHT, ROW_BUDGET // 2))
+        for phrases, weight, budget in passes:
+            if not phrases:
+                continue
+            kept, capped = self._plan(phrases, budget)
+            for rowid, rank in self._rank(" OR ".join(kept), where, params, pool, capped, budget, query):
+                scores[rowid] = scores.get(rowid, 0.0) - weight * rank
+        top = sorted(scores.items(), key=lambda item: -item[1])[:k]
+        return self._hits(top, parsed.terms)
+
+    def _plan(self, phrases: list[str], budget: int) -> tuple[list[str], bool]:
+        """The phrases one pass ranks over, and whether it must cap the scan to the newest matches."""
+        total = self.db.execute("SELECT max(rowid) FROM entries").fetchone()[0] or 0
+        if total < PRUNE_FROM_ENTRIES:
+            return phrases, False
+        if total != self._df_total:
+            self._df, self._df_total = {}, total
+        counts = {p: self._doc_count(p) for p in phrases}
+        kept: list[str] = []
+        used = 0
+        for phrase in sorted(phrases, key=counts.__getitem__):
+            if used + counts[phrase] > budget:
+                break
+            kept.append(phrase)
+            used += counts[phrase]
+        if kept:
+            return [p for p in phrases if p in kept], False
+        return [min(phrases, key=counts.__getitem__)], True
+
+    def _doc_count(self, phrase: str) -> int:
+        """Matching rows, counted no further than ROW_BUDGET + 1 (cached until the wiki grows)."""
+        if phrase not in self._df:
+            sql = "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)"
+            self._df[phrase] = self.db.execute(sql, (phrase, ROW_BUDGET + 1)).fetchone()[0]
+        return self._df[phrase]
+
+    def _rank(
+        self, expression: str, where: str, params: list[str], limit: int, capped: bool, budget: int, query: str
+    ) -> list[tuple[int, float]]:
+        """(rowid, bm25) of the best `limit` rows; joins entries only when a filter needs it."""
+        join = "JOIN entry_filters e ON e.rowid = entries_fts.rowid " if where else ""
+        if capped:
+            sql = (
+                f"SELECT entries_fts.rowid, bm25(entries_fts, {', '.join(map(str, COLUMN_WEIGHTS))}) "
+                f"FROM entries_fts {join}WHERE entries_fts MATCH ? {where} ORDER BY entries_fts.rowid DESC LIMIT ?"
+            )
+            rows = self._execute(sql, [expression, *params, budget], query)
+            return sorted(rows, key=lambda row: row[1])[:limit]
+        sql = (
+            f"SELECT entries_fts.rowid, rank FROM entries_fts {join}"
+            f"WHERE entries_fts MATCH ? AND rank MATCH '{RANK}' {where} ORDER BY rank LIMIT ?"
+        )
+        return self._execute(sql, [expression, *params, limit], query)
+
+    def _hits(self, top: list[tuple[int, float]], terms: list[str]) -> list[Hit]:
+        """Metadata and a snippet for the final rows only (plain rowid lookups: FTS5 `rowid IN` is slow)."""
+        if not top:
+            return []
+        marks = ", ".join("?" * len(top))
+        sql = f"SELECT rowid, id, title, kind, body, source_json, vendor, confidence FROM entries WHERE rowid IN ({marks})"
+        rows = {r[0]: r for r in self.db.execute(sql, [rowid for rowid, _ in top])}
+        return [
+            Hit(
+                id=r[1], title=r[2], kind=r[3], score=round(score, 4), snippet=snippet(r[4], terms),
+                source=Source.model_validate_json(r[5]), vendor=r[6], confidence=r[7],
+            )
+            for rowid, score in top
+            if (r := rows.get(rowid))
+        ]
+
+    def _execute(self, sql: str, params: list[object], query: str) -> list[tuple]:
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:  # a query we built must never reach the user as SQL
+            raise BadInput("query", f"cannot search for {query!r}: {exc}") from None
+
+    def filter_sql(self, filters: dict[str, str | None]) -> tuple[str, list[str]]:
+        """SQL conditions for vendor / arch / tag / kind, validated against their vocabularies."""
+        clauses: list[str] = []
+        params: list[str] = []
+        if vendor := filters.get("vendor"):
+            if vendor not in VENDORS:
+                raise BadInput("--vendor", f"unknown vendor {vendor!r} (expected one of {', '.join(VENDORS)})")
+            clauses.append("e.vendor IN (?, 'any')")
+            params.append(vendor)
+        if arch := filters.get("arch"):
+            clauses.append("(instr(e.label_list, ?) > 0 OR instr(e.label_list, '\"arch:none\"') > 0)")
+            params.append(f'"arch:{arch}"')
+            if arch_vendor := self._arch_vendor(arch):
+                clauses.append("e.vendor IN (?, 'any')")
+                params.append(arch_vendor)
+        if tag := (filters.get("tag") or "").lower():
+            wanted = [tag] if tag.startswith("finding:") else [f"tag:{tag}", f"tech:{tag}", f"finding:{tag}"]
+            clauses.append("(" + " OR ".join("instr(e.label_list, ?) > 0" for _ in wanted) + ")")
+            params += [f'"{label}"' for label in wanted]
+        if kind := filters.get("kind"):
+            if kind not in KINDS:
+                raise BadInput("--kind", f"unknown kind {kind!r} (expected one of {', '.join(KINDS)})")
+            clauses.append("e.kind = ?")
+            params.append(kind)
+        return "".join(f" AND {c}" for c in clauses), params
+
+    def _arch_vendor(self, arch: str) -> str | None:
+        """The vendor an arch id implies (sm_* -> nvidia, gfx* -> amd), from the alias table."""
+        for row in self.aliases.rows:
+            if row.field == "arch" and row.canonical == arch:
+                return row.vendor
+        return "nvidia" if arch.startswith("sm_") else "amd" if arch.startswith("gfx") else None

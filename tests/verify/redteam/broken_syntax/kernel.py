@@ -1,2 +1,0 @@
-def run(x, w, y)
-    return None

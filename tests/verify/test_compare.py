@@ -1,0 +1,109 @@
+"""Comparators and timing statistics on real tensors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from kloop.task.schema import ComparatorName, Tolerance
+from kloop.verify.compare import compare, same, unwritten
+from kloop.verify.stats import fresh_inputs, iteration_seeds, median_ci_ms, speedup_with_ci
+from kloop.verify.workload import POISONS
+
+TOL = Tolerance(atol=1e-4, rtol=1e-4)
+ALL = ComparatorName.ALLCLOSE
+
+
+def test_tolerance_rule_is_atol_plus_rtol_times_ref() -> None:
+    ref = torch.tensor([0.0, 1.0, 100.0], dtype=torch.float64)
+    inside = ref + torch.tensor([0.9e-4, 1.9e-4, 100.9e-4], dtype=torch.float64)
+    outside = ref + torch.tensor([0.0, 0.0, 102e-4], dtype=torch.float64)
+    assert compare(inside.float(), ref, TOL, ALL).numeric
+    result = compare(outside, ref, TOL, ALL)
+    assert not result.numeric and result.mismatched == 1
+    assert result.max_abs_error == pytest.approx(102e-4)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_nonfinite_where_reference_is_finite_always_fails(bad: float) -> None:
+    ref = torch.ones(64, dtype=torch.float64)
+    out = ref.float().clone()
+    out[17] = bad
+    loose = Tolerance(atol=1e9, rtol=1e9, matched_ratio=0.5)  # no tolerance excuses a NaN
+    result = compare(out, ref, loose, ALL)
+    assert not result.finite and not result.numeric
+    assert "NaN/Inf" in result.detail
+
+
+def test_nonfinite_matching_a_nonfinite_reference_is_fine() -> None:
+    ref = torch.tensor([1.0, float("inf"), float("nan")], dtype=torch.float64)
+    assert compare(ref.float(), ref, TOL, ALL).numeric
+
+
+def test_matched_ratio_and_error_cap() -> None:
+    ref = torch.zeros(100, dtype=torch.float64)
+    out = torch.zeros(100)
+    out[:3] = 0.5
+    assert compare(out, ref, TOL.model_copy(update={"matched_ratio": 0.95}), ALL).numeric
+    capped = TOL.model_copy(update={"matched_ratio": 0.95, "max_error_cap": 0.1})
+    assert not compare(out, ref, capped, ALL).numeric
+
+
+def test_order_free_comparators() -> None:
+    ref = torch.tensor([[3.0, 1.0, 2.0]], dtype=torch.float64)
+    permuted = torch.tensor([[1.0, 2.0, 3.0]])
+    assert not compare(permuted, ref, TOL, ALL).numeric
+    assert compare(permuted, ref, TOL, ComparatorName.SORTED_ALLCLOSE).numeric
+    idx_ref = torch.tensor([[5, 9, 1]])
+    assert compare(torch.tensor([[1, 5, 9]]), idx_ref, TOL, ComparatorName.SET_EQUAL).numeric
+    assert not compare(torch.tensor([[1, 5, 8]]), idx_ref, TOL, ComparatorName.SET_EQUAL).numeric
+
+
+def test_integers_are_exact() -> None:
+    ref = torch.tensor([1, 2, 3])
+    assert compare(ref.clone(), ref, TOL, ALL).numeric
+    assert not compare(torch.tensor([1, 2, 4]), ref, TOL, ALL).numeric
+
+
+def test_unwritten_needs_both_poisons() -> None:
+    a = torch.full((4,), POISONS[0][0])
+    b = torch.full((4,), POISONS[1][0])
+    a[:3] = b[:3] = 1.0
+    assert unwritten(a, b, POISONS) == 1
+    ints_a, ints_b = torch.full((3,), int(POISONS[0][1]), dtype=torch.int32), torch.full((3,), int(POISONS[1][1]), dtype=torch.int32)
+    assert unwritten(ints_a, ints_b, POISONS) == 3
+
+
+def test_same_allows_tolerance_noise_but_not_garbage() -> None:
+    a = torch.randn(32)
+    assert same(a, a + 1e-7, TOL)[0]
+    assert not same(a, a + 1.0, TOL)[0]
+
+
+def test_fresh_inputs_differ_every_iteration_and_are_reproducible() -> None:
+    base = {"x": torch.randn(8, 16), "idx": torch.arange(5), "eps": 1e-6}
+    seeds = iteration_seeds(1234, 10)
+    assert len(set(seeds)) == 10
+    first = fresh_inputs(base, seeds[0])
+    again = fresh_inputs(base, seeds[0])
+    other = fresh_inputs(base, seeds[1])
+    assert torch.equal(first["x"], again["x"])
+    assert not torch.equal(first["x"], base["x"]) and not torch.equal(first["x"], other["x"])
+    assert sorted(first["x"].flatten().tolist()) == sorted(base["x"].flatten().tolist())  # same values, moved
+    assert torch.equal(first["idx"], base["idx"]) and first["idx"].data_ptr() != base["idx"].data_ptr()
+    assert first["eps"] == 1e-6
+
+
+def test_bootstrap_intervals_bracket_the_estimate() -> None:
+    gen = torch.Generator().manual_seed(0)
+    base = (1_000_000 + torch.randint(0, 50_000, (60,), generator=gen)).tolist()
+    cand = (500_000 + torch.randint(0, 25_000, (60,), generator=gen)).tolist()
+    lo, hi = median_ci_ms(cand)
+    assert lo <= sorted(cand)[30] / 1e6 <= hi
+    per, per_ci, geo, geo_ci = speedup_with_ci([base, base], [cand, cand])
+    assert all(1.8 < s < 2.2 for s in per)
+    assert per_ci[0][0] <= per[0] <= per_ci[0][1]
+    assert geo_ci[0] <= geo <= geo_ci[1]
+    assert math.isclose(geo, math.sqrt(per[0] * per[1]))
