@@ -95,3 +95,10 @@ def test_registry_checks_builders_when_registered() -> None:
     with pytest.raises(ValueError, match="'python' already has builder PythonBuilder"):
         register_builder(Duplicate())
     assert "fortran" not in languages()
+
+
+def test_entry_in_a_sub_folder(build_cache: Path) -> None:
+    files = {"impl/kernel.py": "from .util import OFFSET\n\ndef run(x):\n    return x + OFFSET\n",
+             "impl/util.py": "OFFSET = 11\n"}
+    built = build_solution(make_solution("python", files, "impl/kernel.py::run"), device="cpu", cache_dir=build_cache)
+    assert torch.equal(built.fn(torch.zeros(2)), torch.full((2,), 11.0))

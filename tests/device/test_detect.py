@@ -85,3 +85,35 @@ def test_gpu_detection_has_published_and_measured_peaks(tmp_path: Path) -> None:
     assert info.arch.startswith(("sm_", "gfx")) and info.compute_units and info.compute_units > 1
     assert info.measurement is not None and DtypeClass.BF16 in info.measurement.matmul_flops
     assert info.peak_bandwidth_gbs >= info.measurement.copy_gbs
+
+
+def test_published_peaks_come_from_the_arch_facts() -> None:
+    from kloop.device.arch import facts_for
+    from kloop.device.detect import published_peaks
+
+    facts = facts_for("sm_90", device_name="NVIDIA H200")
+    bandwidth, flops = published_peaks("sm_90", "NVIDIA H200")
+    assert bandwidth == facts.peak_dram_gbs
+    assert flops[DtypeClass.BF16] == facts.peak_tflops.bf16_tensor * 1e12
+    # float32 may run on TF32 tensor cores: its bound must cover that path
+    assert flops[DtypeClass.FP32] == max(facts.peak_tflops.fp32, facts.peak_tflops.tf32_tensor) * 1e12
+    assert published_peaks("x86_64", "AMD EPYC") == (None, {})
+
+
+def test_bounds_take_the_larger_of_published_and_measured() -> None:
+    from kloop.device import PeakMeasurement
+    from kloop.device.detect import combine_peaks
+
+    published = {DtypeClass.BF16: 900e12}
+    only_published = combine_peaks(DeviceKind.CUDA, 4800.0, published, None)
+    bw_factor, flops_factor = SAFETY_FACTORS[DeviceKind.CUDA]
+    assert only_published["peak_bandwidth_gbs"] == 4800.0 * bw_factor and not only_published["measured"]
+    assert only_published["peak_source"] == "published"
+    faster = PeakMeasurement(copy_gbs=5000.0, copy_bytes=2 << 30, matmul_flops={DtypeClass.BF16: 700e12,
+                             DtypeClass.FP32: 50e12}, matmul_n=8192, threads=1, seconds=0.5, measured_at="now")
+    both = combine_peaks(DeviceKind.CUDA, 4800.0, published, faster)
+    assert both["peak_bandwidth_gbs"] == 5000.0 * bw_factor and both["peak_source"] == "published+measured"
+    assert both["peak_flops"][DtypeClass.BF16] == 900e12 * flops_factor
+    assert both["peak_flops"][DtypeClass.FP32] == 50e12 * flops_factor
+    with pytest.raises(ValueError, match="no published or measured peaks"):
+        combine_peaks(DeviceKind.CPU, None, {}, None)

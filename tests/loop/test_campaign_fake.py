@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kloop.loop.seal import hash_tree
 from kloop.loop.stopping import Outcome, RunStatus
-from tests.loop.helpers import VECTORIZED, fake, make_campaign
+from tests.loop.helpers import ROWSCALE, VECTORIZED, fake, make_campaign
 
 HACK = "import torch\n\n_SEEN = {}\n\n\ndef run(x, w):\n    return x * w\n"
 
@@ -80,3 +80,23 @@ def test_round_budget_and_target(tmp_path: Path) -> None:
     assert summary.status is RunStatus.target_reached and summary.best.candidate == "r002"
     summary = make_campaign(tmp_path / "b", lines, rounds=1).run()
     assert summary.status is RunStatus.budget and len(summary.rounds) == 1
+
+
+def test_tune_stage_over_an_accepted_tunable_candidate(tmp_path: Path) -> None:
+    from kloop.loop.config import Stage
+
+    meta = json.loads((ROWSCALE / "baseline" / "solution.json").read_text())
+    meta["sources"] = [{"path": "main.py"}, {"path": "FAKE_VERDICT.json"}]
+    meta["kloop"] = {"tunables": {"S": [2.0, 1.5, 4.0]}}
+    lines = [
+        {"claim": "2x", "files": {"FAKE_VERDICT.json": fake(2.0)}},
+        {"claim": "tunable", "goal": "tunables",
+         "files": {"solution.json": json.dumps(meta), "FAKE_VERDICT.json": '{"speedup": ${S}}'}},
+    ]
+    campaign = make_campaign(tmp_path, lines, stages=[Stage.iterate, Stage.tune])
+    summary = campaign.run()
+    assert [(r.stage, r.accepted) for r in summary.rounds] == [
+        ("iterate", True), ("iterate", True), ("tune", False), ("tune", False), ("tune", True)]
+    assert [r.config for r in campaign.lineage.rounds()[2:]] == [{"S": 2.0}, {"S": 1.5}, {"S": 4.0}]
+    assert summary.best.candidate == "r005" and summary.best.speedup_geomean == 4.0
+    assert {r.parent for r in summary.rounds[2:]} == {"r002"}

@@ -162,7 +162,7 @@ class TorchExtensionBuilder:
         if language == "hip":
             if which("hipcc") is None:
                 raise ToolchainMissing("hipcc not found: hip solutions build on a ROCm machine with hipcc on PATH "
-                                 "(or under $ROCM_PATH/bin)")
+                                       "(or under $ROCM_PATH/bin)")
             if not getattr(torch.version, "hip", None):
                 raise BuildError("this torch is not a ROCm build; hip solutions need torch for ROCm")
         if language == "cuda" and not torch.version.cuda:

@@ -115,6 +115,9 @@ def published_peaks(arch: str, name: str) -> tuple[float | None, dict[DtypeClass
         cls = _TFLOPS_KEY_CLASS.get(str(key).split("_")[0])  # `bf16_tensor` -> bf16
         if cls is not None and tflops:
             flops[cls] = max(flops.get(cls, 0.0), float(tflops) * 1e12)
+    # float32 data may legally run on TF32 tensor cores, so its bound is the faster of the two
+    if DtypeClass.TF32 in flops:
+        flops[DtypeClass.FP32] = max(flops.get(DtypeClass.FP32, 0.0), flops[DtypeClass.TF32])
     bandwidth = getattr(facts, "peak_dram_gbs", None)
     return (float(bandwidth) if bandwidth else None), flops
 

@@ -53,8 +53,9 @@ class DeviceCeiling:
         for w in result.workloads:
             if w.heldout or not w.latency_ms:
                 continue
-            floor_s = min_bytes_for(definition, w.axes) / (info.peak_bandwidth_gbs * 1e9)
-            flops = flops_for(definition, w.axes)
+            axes = {**definition.const_axes, **w.axes}
+            floor_s = min_bytes_for(definition, axes) / (info.peak_bandwidth_gbs * 1e9)
+            flops = flops_for(definition, axes)
             if flops and peak_flops:
                 floor_s = max(floor_s, flops / peak_flops)
             logs.append(math.log(floor_s * 1e3 / w.latency_ms))

