@@ -69,7 +69,8 @@ HONEST = sorted(p.name for p in REDTEAM.iterdir() if p.name.startswith("honest_"
 def redteam_options(tmp_path: Path, *, timing: bool) -> VerifyOptions:
     return VerifyOptions(device="cpu", timing=timing, speedup=timing, timeout_s=10, build_timeout_s=60,
                          memory_limit_mb=2048, iterations=8, rounds=2, warmup=1, recheck=4,
-                         log_dir=tmp_path / "logs", cache_dir=tmp_path.parent / "kloop-verify-build-cache")  # fmt: skip
+                         log_dir=tmp_path / "logs", cache_dir=tmp_path.parent / "kloop-verify-build-cache",
+                         prestart=True)  # fmt: skip
 
 
 def run_solution(name: str, tmp_path: Path, *, timing: bool) -> VerifyResult:
@@ -112,3 +113,17 @@ def test_honest_solution_passes(honest: str, tmp_path: Path) -> None:
     assert result.passed, result.reasons
     assert all(c.passed for c in result.checks)
     assert all(w.max_abs_error is not None and w.max_abs_error < 1e-4 for w in result.workloads)
+
+
+@pytest.mark.slow
+def test_honest_solutions_are_never_falsely_rejected_over_20_verifications() -> None:
+    """bench/false_reject.py's count, as a test: 20 verifications of each honest solution, timing on."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("false_reject", HERE.parents[1] / "bench" / "false_reject.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rejects, total, reasons = module.count_false_rejects(20, timing=True)
+    assert total == 20 * len(HONEST)
+    assert rejects == 0, reasons

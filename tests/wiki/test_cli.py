@@ -59,3 +59,21 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("kloop: error: "), out.stderr
         assert "Traceback" not in out.stderr
+
+
+def test_ingest_cards_from_a_directory(tmp_path: Path) -> None:
+    cards = tmp_path / "team-cards" / "amd"
+    cards.mkdir(parents=True)
+    (cards / "lds-swizzle.md").write_text(
+        "---\nid: team-lds-swizzle\ntitle: XOR swizzle for LDS tiles on MI300X\nvendor: amd\narch: [gfx942]\n"
+        "findings: [shared_memory_bank_conflict]\nconfidence: inferred\n"
+        "sources:\n  - url: https://example.com/notes\n---\n## What it is\nA team note.\n"
+    )
+    db = str(tmp_path / "w.sqlite")
+    out = kloop("wiki", "ingest", "cards", str(tmp_path / "team-cards"), "--db", db, home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("1 cards read")
+    found = kloop("wiki", "search", "finding:shared_memory_bank_conflict swizzle", "--arch", "gfx942",
+                  "--kind", "card", "--json", "--db", db, home=tmp_path)
+    ids = [h["id"] for h in json.loads(found.stdout)["hits"]]
+    assert "card/team-lds-swizzle" in ids[:3]

@@ -32,7 +32,7 @@ def _services(config: RunConfig) -> Services:
         writer=get_agent(config.writer, where="--writer"),
         reviewer=get_agent(config.reviewer, where="--reviewer"),
         tuner=TunerAgent(budget=config.tune_budget),
-        verifier=KloopVerifier(config.device, config.verify),
+        verifier=KloopVerifier(config.device, {"prestart": True, **config.verify}),  # warm spare sandboxes
         wiki=KernelWiki(),
         profiler=VendorProfiler(config.device),
         progress=default_progress(),

@@ -4,7 +4,7 @@
 changes nothing here. `CudaClock` holds the event class and its methods, flushes L2 by writing a
 buffer larger than L2 before each iteration, resets persisting-L2 lines (a carve-out the candidate
 set up would otherwise keep its data hot), and synchronizes the whole device after each iteration
-so work on side streams is waited for. A candidate that reaches into this process's memory can
+before the end event is recorded, so work on side streams is inside the measured interval. A candidate that reaches into this process's memory can
 still tamper; the supervisor's wall-clock check is the backstop.
 """
 
@@ -81,8 +81,11 @@ class CudaClock:
         end = self._event_cls(enable_timing=True)
         self._record(start)
         result = call()
+        # Device-wide sync *before* the end event: work the candidate put on side streams (or
+        # that is still queued) lands inside the measured interval instead of escaping it.
+        self._synchronize()
         self._record(end)
-        self._synchronize()  # device-wide: side streams included
+        end.synchronize()
         return int(self._elapsed(start, end) * 1e6), result
 
     def graph_time(self, call: Callable[[], Any], replays: int) -> list[int]:

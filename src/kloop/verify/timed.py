@@ -128,7 +128,7 @@ class TimingSession:
             result.status = self.book.status()
             return
         self._check_wall_clock(mine, noop, where)
-        self._recheck(mine, inputs, axes, where, result)
+        self._recheck(mine, inputs, axes, where, kept_before=len(noop[0].times_ns))
         samples = Samples([t for b in mine for t in b.times_ns], [t for b in theirs for t in b.times_ns])
         self.samples[workload.uuid] = samples
         result.latency_ms = median_ms(samples.candidate)
@@ -165,10 +165,11 @@ class TimingSession:
             self.book.passed("wall_clock", f"reported times agree with the supervisor's clock ({count} calls per batch)")
 
     def _recheck(self, mine: list[Batch], inputs: dict[str, Any], axes: dict[str, int], where: str,
-                 result: WorkloadResult) -> None:  # fmt: skip
+                 kept_before: int) -> None:  # fmt: skip
+        """Fetch outputs of timed iterations chosen now, after the fact, and compare them."""
         specs = self.judge.output_specs(axes)
         per_iter = sum(_nbytes(s) for s in specs) or 1
-        keepable = max(1, MAX_KEPT_BYTES // per_iter)
+        keepable = max(1, MAX_KEPT_BYTES // per_iter - kept_before)
         order = [(b, i) for b in mine for i in range(len(b.times_ns))][:keepable]
         rng = secrets.SystemRandom()
         picks = rng.sample(order, min(self.options.recheck, len(order)))
