@@ -85,25 +85,8 @@ class CudaClock:
         # that is still queued) lands inside the measured interval instead of escaping it.
         self._synchronize()
         self._record(end)
-        end.synchronize()
+        self._synchronize()
         return int(self._elapsed(start, end) * 1e6), result
-
-    def graph_time(self, call: Callable[[], Any], replays: int) -> list[int]:
-        """Capture `call` in a CUDA graph and time each replay (tiny kernels, launch-bound)."""
-        torch = self._torch
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            call()  # warm up allocations on the capture stream
-        torch.cuda.current_stream().wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            call()
-        times = []
-        for _ in range(replays):
-            elapsed, _ = self.time_call(graph.replay)
-            times.append(elapsed)
-        return times
 
 
 def _load_cudart() -> Any:

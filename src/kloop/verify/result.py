@@ -176,8 +176,6 @@ class VerifyOptions(_Model):
     """Where sandbox logs go (default: a fresh temp dir)."""
     prestart: bool = False
     """Take sandboxes from a pool that starts the next one while this candidate runs (the loop)."""
-    cuda_graph: bool = False
-    """GPU: time by CUDA graph replay (tiny kernels)."""
 
     @field_validator("device")
     @classmethod
