@@ -4,7 +4,10 @@
 
 Builds the synthetic histories of bench/wiki_corpus/generate.py (one real git repository per
 upstream style, landmark PRs among fillers), ingests them and kloop's shipped cards into a fresh
-wiki, then asks bench/wiki_corpus/questions.jsonl (landmark PRs) and questions_cards.jsonl (cards).
+wiki, then asks bench/wiki_corpus/questions.jsonl (landmark PRs, worded differently),
+questions_cards.jsonl (cards) and questions_aliases.jsonl (landmark PRs asked with the alias
+table's other spellings: "warp group MMA" for wgmma, "local data share" for LDS; it measures
+what alias expansion is for).
 recall@k = mean over questions of the fraction of expected entries found in the top k.
 Modes: plain BM25, BM25 + alias expansion, and + semantic re-ranking when available.
 """
@@ -30,7 +33,7 @@ from kloop.wiki.store import WikiStore  # noqa: E402
 def load_questions(manifest: dict[str, str]) -> dict[str, list[tuple[str, list[str]]]]:
     """Question sets by name; expected ids resolved (landmark:KEY -> repo@sha, bare card id -> card/ID)."""
     sets: dict[str, list[tuple[str, list[str]]]] = {}
-    for name in ("questions.jsonl", "questions_cards.jsonl"):
+    for name in ("questions.jsonl", "questions_cards.jsonl", "questions_aliases.jsonl"):
         path = ROOT / "wiki_corpus" / name
         if not path.exists():
             continue

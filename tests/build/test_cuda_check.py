@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kloop.build import BuildError, check_compiles
+from kloop.build import BuildError, ToolchainMissing, check_compiles
 from kloop.device import which
 from tests.build.conftest import make_solution
 
@@ -73,3 +73,11 @@ def test_torch_bound_kernel_compiles_for_sm90a() -> None:
     """The binding convention (torch/extension.h + PYBIND11_MODULE) under nvcc; ~60-90 s here."""
     check = check_compiles(make_solution("cuda", {"kernel.cu": TORCH_BOUND}, "kernel.cu::run"), arch="sm_90a")
     assert check.objects == ["kernel.cu"]
+
+
+def test_hip_check_without_hipcc_names_the_missing_compiler() -> None:
+    if which("hipcc") is not None:
+        pytest.skip("hipcc is installed")
+    solution = make_solution("hip", {"kernel.hip": BROKEN}, "kernel.hip::run")
+    with pytest.raises(ToolchainMissing, match="hipcc not found"):
+        check_compiles(solution, arch="gfx942")

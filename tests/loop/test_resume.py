@@ -80,3 +80,26 @@ def test_kill_at_more_points_then_resume(tmp_path: Path, crash_at: str) -> None:
 @pytest.mark.slow
 def test_kill_during_research_then_resume(tmp_path: Path) -> None:
     crash_and_resume(tmp_path, "after_writer:2", stages="research,iterate")
+
+
+@pytest.mark.slow
+def test_sigterm_finishes_the_round_then_stops_interrupted_and_resumes(tmp_path: Path) -> None:
+    import time
+
+    campaign = write_campaign(tmp_path / "campaign.jsonl", LINES)
+    run = tmp_path / "run"
+    env = {**os.environ, "KLOOP_VERIFY_OPTIONS": json.dumps(FAST_VERIFY)}
+    proc = subprocess.Popen([sys.executable, "-m", "kloop.cli", "run", str(ROWSCALE), "--writer",
+                             f"replay:{campaign}", "--reviewer", "rules", "--stages", "iterate", "--device", "cpu",
+                             "--out", str(run)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (run / ".kloop" / "round.json").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and len(summary["rounds"]) == 1  # the round in flight finished
+    assert kloop("run", "--resume", str(run)).returncode == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["status"] == "completed" and [r["round"] for r in summary["rounds"]] == [1, 2, 3]

@@ -150,3 +150,10 @@ def test_bare_clone_is_ingested(repo, store: WikiStore, tmp_path) -> None:
     GitIngester(store).ingest(bare)
     entry = store.get(f"ck@{sha[:12]}")
     assert entry.vendor.value == "amd" and "ds-read-b128" in entry.techniques
+
+
+def test_odd_path_names_survive(repo, store: WikiStore) -> None:
+    names = ["kernels/tab\there.cu", "kernels/new\nline.cu", "kernels/ünï cödé.cu"]
+    sha = repo.commit("Add oddly named kernels", dict.fromkeys(names, "x\n"))
+    GitIngester(store).ingest(repo.path, repo="r")
+    assert sorted(store.get(f"r@{sha[:12]}").source.paths) == sorted(names)

@@ -41,7 +41,7 @@ def require() -> None:
 
 def fingerprint() -> dict[str, str]:
     """The tvm-ffi version (its headers and ABI enter the cache key)."""
-    return {"tvm_ffi": python_package_version(PACKAGE) or "-"}
+    return {"tvm_ffi": python_package_version("tvm-ffi") or "-"}
 
 
 def compile_module(language: str, sources: list[Path], include_dir: Path, build_dir: Path, module_name: str) -> str:

@@ -36,7 +36,12 @@ def doctor_report(device: str = "auto", *, remeasure: bool = False) -> dict[str,
 
 
 def _rate(value: float | None, unit: str, scale: float) -> str:
-    return "-" if value is None else f"{value / scale:,.1f} {unit}"
+    """Three significant digits without scientific notation: 0.163, 40.9, 4,800."""
+    if value is None:
+        return "-"
+    scaled = value / scale
+    text = f"{scaled:,.0f}" if scaled >= 100 else f"{scaled:.3g}"
+    return f"{text} {unit}"
 
 
 def _print_tables(report: dict[str, Any]) -> None:

@@ -32,6 +32,7 @@ EXECUTABLES: dict[str, str] = {
 # Python packages kloop uses as toolchains (distribution names tried in order)
 PYTHON_PACKAGES: dict[str, tuple[str, ...]] = {
     "triton": ("triton", "pytorch-triton", "pytorch-triton-rocm"),
+    "tvm-ffi": ("apache-tvm-ffi",),
 }
 
 _VERSION = re.compile(r"\b[vV]?(\d+\.\d+(?:\.\d+)*)")

@@ -24,7 +24,11 @@ _PATH_EVENTS = {"open", "os.listdir", "os.scandir", "glob.glob", "os.chdir", "os
 
 
 def python_roots() -> list[str]:
-    """Where the interpreter, the standard library and installed packages live."""
+    """Where the interpreter, the standard library and installed packages live (read-only use).
+
+    Task directories are denied explicitly, so an import path that happens to contain one
+    (PYTHONPATH=.) still does not expose it.
+    """
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     roots.update(site.getsitepackages())
     user_site = site.getusersitepackages()
@@ -33,6 +37,8 @@ def python_roots() -> list[str]:
     import kloop
 
     roots.add(os.path.dirname(os.path.abspath(kloop.__file__)))
+    # import paths (an editable install's src/, PYTHONPATH): package metadata is read from them
+    roots.update(p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p))
     return sorted(os.path.realpath(r) for r in roots if r)
 
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from kloop.build import default_cache_dir
+from kloop.errors import HarnessFailure
 from kloop.task.load import Task
 from kloop.task.schema import Definition, Solution, Workload
 from kloop.verify.checks import CheckBook
@@ -102,6 +103,10 @@ class Verification:
         assert self.candidate is not None
         listed, heldout = self._select_workloads()
         judge = WorkloadJudge(self.task, self.book, self.seed, self.dps)
+        try:  # no candidate code has run yet: a sandbox that cannot start is kloop's failure
+            self.candidate.wait_ready()
+        except SandboxFailure as exc:
+            raise HarnessFailure(f"the sandbox did not start ({exc}); see {self.candidate.log_path}") from None
         try:
             t0 = time.perf_counter_ns()
             if not self._load(self.candidate, self.solution, candidate=True):

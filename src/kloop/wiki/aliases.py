@@ -1,6 +1,6 @@
 """The alias table: canonical kernel-engineering names, their spellings, and what they imply.
 
-One table (data/aliases.yaml) serves two jobs, so they can never drift apart:
+One table (aliases.yaml, beside this module) serves two jobs, so they can never drift apart:
 classifying commit text into techniques / tags / arch / vendor, and expanding search queries
 (`wgmma` <-> `warpgroup mma`, `lds` <-> `shared memory`). Matching is on token boundaries:
 a match may not touch a letter or digit on either side, so `lds` never fires inside `builds`.
@@ -30,6 +30,9 @@ _INFLECTIONS: tuple[tuple[str, int], ...] = (("s", 2), ("es", 4), ("ed", 4), ("d
 def tokens_of(text: str) -> list[str]:
     """Lower-case alphanumeric tokens: '_', '-', '.', '/' and spaces all separate."""
     return _TOKEN.findall(text.lower())
+
+
+_UNSEEN: list[int] = []  # sentinel for the first-token cache (an identity check, never mutated)
 
 
 @lru_cache(maxsize=65536)
@@ -110,10 +113,12 @@ class TokenMatcher:
     def scan(self, tokens: list[str]) -> list[tuple[int, int, int]]:
         """(first token, end token, row) of each match, left to right, longest first."""
         found: list[tuple[int, int, int]] = []
-        lengths_for = self._lengths_for
+        cache = self._first_cache
         i, count = 0, len(tokens)
         while i < count:
-            lengths = lengths_for(tokens[i])
+            lengths = cache.get(tokens[i], _UNSEEN)
+            if lengths is _UNSEEN:
+                lengths = self._lengths_for(tokens[i])
             hit = self._match_at(tokens, i, lengths) if lengths else None
             if hit is None:
                 i += 1
@@ -124,10 +129,6 @@ class TokenMatcher:
 
     def _lengths_for(self, token: str) -> list[int] | None:
         """N-gram lengths worth trying from this token (memoized: most tokens start nothing)."""
-        try:
-            return self._first_cache[token]
-        except KeyError:
-            pass
         lengths = self.lengths.get(token)
         if lengths is None:
             lengths = next((self.lengths[s] for s in stems(token)[1:] if s in self.lengths), None)
@@ -213,5 +214,5 @@ def load_alias_table(text: str, where: str) -> AliasTable:
 @lru_cache(maxsize=1)
 def default_alias_table() -> AliasTable:
     """kloop's shipped alias table."""
-    ref = resources.files("kloop.wiki").joinpath("data/aliases.yaml")
-    return load_alias_table(ref.read_text(encoding="utf-8"), "kloop/wiki/data/aliases.yaml")
+    ref = resources.files("kloop.wiki").joinpath("aliases.yaml")
+    return load_alias_table(ref.read_text(encoding="utf-8"), "kloop/wiki/aliases.yaml")

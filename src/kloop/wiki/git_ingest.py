@@ -86,6 +86,7 @@ class GitIngester:
         self.store = store
         self.aliases: AliasTable = store.aliases
         self.rules = rules or KernelPathRules()
+        self.is_kernel = self.rules.matcher()
         self.excerpt_chars = excerpt_chars
 
     def ingest(
@@ -105,7 +106,7 @@ class GitIngester:
         batch: list[RawCommit] = []
         for commit in stream_log(info.path, revisions, since, pathspecs):
             report.commits_seen += 1
-            if not any(self.rules.is_kernel(f.path) for f in commit.files):
+            if not any(self.is_kernel(f.path) for f in commit.files):
                 report.skipped_non_kernel += 1
                 continue
             batch.append(commit)
@@ -183,7 +184,7 @@ class GitIngester:
         title = subject
         if MERGE_SUBJECT.match(subject) and len(lines) > 1:
             title = lines[1].strip()  # GitHub puts the PR title on the line after "Merge pull request"
-        kernel_files = [f for f in commit.files if self.rules.is_kernel(f.path)]
+        kernel_files = [f for f in commit.files if self.is_kernel(f.path)]
         paths = [f.path for f in kernel_files]
         found = self.aliases.classify(message + "\n" + "\n".join(paths))
         pr = pr_number(message)

@@ -7,6 +7,8 @@ Bytes are decoded per field with replacement: a non-UTF-8 message never stops an
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -116,9 +118,19 @@ def stream_log(repo: Path, revisions: list[str], since: str | None, pathspecs: l
     errors: list[bytes] = []
     drain = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)
     drain.start()
+    # a reader thread keeps the pipe empty so git runs ahead while this thread parses
+    chunks: queue.Queue[bytes] = queue.Queue(maxsize=64)
+
+    def pump() -> None:
+        while chunk := proc.stdout.read(CHUNK):
+            chunks.put(chunk)
+        chunks.put(b"")
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
     buffer = b""
     try:
-        while chunk := proc.stdout.read(CHUNK):
+        while chunk := chunks.get():
             records = (buffer + chunk).split(RECORD)
             buffer = records.pop()
             for record in records:
@@ -127,6 +139,12 @@ def stream_log(repo: Path, revisions: list[str], since: str | None, pathspecs: l
         if commit := parse_record(buffer):
             yield commit
     finally:
+        if reader.is_alive():  # the consumer stopped early: let the pump finish and git exit
+            proc.kill()
+            while reader.is_alive():
+                with contextlib.suppress(queue.Empty):
+                    chunks.get(timeout=0.1)
+        reader.join()
         proc.stdout.close()
         code = proc.wait()
         drain.join()

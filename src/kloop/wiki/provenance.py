@@ -6,9 +6,10 @@ Each rule is a table row (regexes, phrase sets, path patterns), not a branch in 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field
 
 # How histories name the pull/merge request a commit came from; first match wins.
 PR_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -102,27 +103,31 @@ class KernelPathRules(BaseModel):
         description="Words in a file name that make a host-language file a kernel.",
     )
 
-    _seen: dict[str, bool] = PrivateAttr(default_factory=dict)
+    def matcher(self) -> Callable[[str], bool]:
+        """A fast, memoized `path -> is kernel code` for one ingest (paths repeat across commits)."""
+        device, host = frozenset(self.device_extensions), frozenset(self.host_extensions)
+        dirs = tuple(f"/{d}/" for d in self.kernel_dirs)
+        words = tuple(self.kernel_name_words)
+        seen: dict[str, bool] = {}
+
+        def is_kernel(path: str) -> bool:
+            known = seen.get(path)
+            if known is None:
+                directory, _, name = path.lower().rpartition("/")
+                dot = name.rfind(".")
+                suffix = name[dot:] if dot > 0 else ""
+                inside = f"/{directory}/"
+                known = suffix in device or (
+                    suffix in host and (any(d in inside for d in dirs) or any(w in name for w in words))
+                )
+                seen[path] = known
+            return known
+
+        return is_kernel
 
     def is_kernel(self, path: str) -> bool:
-        """Device source, or host source living where kernels live (cached: paths repeat)."""
-        known = self._seen.get(path)
-        if known is None:
-            known = self._seen[path] = self._classify(path)
-        return known
-
-    def _classify(self, path: str) -> bool:
-        directory, _, name = path.lower().rpartition("/")
-        dot = name.rfind(".")
-        suffix = name[dot:] if dot > 0 else ""
-        if suffix in self.device_extensions:
-            return True
-        if suffix not in self.host_extensions:
-            return False
-        dirs = f"/{directory}/"
-        if any(f"/{d}/" in dirs for d in self.kernel_dirs):
-            return True
-        return any(word in name for word in self.kernel_name_words)
+        """Device source, or host source living where kernels live."""
+        return self.matcher()(path)
 
     def diff_pathspecs(self) -> list[str]:
         """Pathspecs that keep diff excerpts to source files (no binaries, no data)."""

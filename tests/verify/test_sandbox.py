@@ -1,0 +1,78 @@
+"""The sandbox process and its policy, for real: spawn, pool, audit hook in a child interpreter."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from kloop.verify.policy import SandboxPolicy
+from kloop.verify.process import SandboxPool, SandboxProcess
+
+
+def test_policy_allows_roots_denies_task_and_other_processes(tmp_path: Path) -> None:
+    allowed, task = tmp_path / "allowed", tmp_path / "allowed" / "task"
+    task.mkdir(parents=True)
+    policy = SandboxPolicy(allow=[str(allowed)], deny=[str(task)])
+    assert policy.permits(str(allowed / "x.py"))
+    assert not policy.permits(str(task / "definition.json"))
+    assert not policy.permits(str(allowed / "task" / ".." / "task" / "workloads.jsonl"))
+    assert not policy.permits("/somewhere/else")
+    assert policy.permits(f"/proc/{os.getpid()}/status") and policy.permits("/proc/self/fd")
+    assert not policy.permits(f"/proc/{os.getppid()}/cmdline")
+
+
+def test_audit_hook_refuses_and_records_even_when_the_error_is_swallowed(tmp_path: Path) -> None:
+    secret = tmp_path / "task" / "definition.json"
+    secret.parent.mkdir()
+    secret.write_text("{}")
+    script = textwrap.dedent(f"""
+        import glob, os
+        from kloop.verify.policy import SandboxPolicy, python_roots
+        policy = SandboxPolicy(allow=[*python_roots(), {str(tmp_path)!r}], deny=[{str(secret.parent)!r}])
+        policy.install()
+        for attempt in (lambda: open({str(secret)!r}).read(), lambda: os.listdir({str(secret.parent)!r}),
+                        lambda: glob.glob("/etc/../root/**", recursive=True), lambda: open("/proc/1/environ").read()):
+            try:
+                attempt()
+            except PermissionError:
+                pass
+        open({str(tmp_path / "ok.txt")!r}, "w").write("fine")
+        print(len(policy.violations))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout.strip()) >= 3
+    assert (tmp_path / "ok.txt").read_text() == "fine"
+
+
+def test_pool_hands_out_distinct_fresh_processes(tmp_path: Path) -> None:
+    pool = SandboxPool()
+    try:
+        first = pool.take(device="cpu", threads=1, memory_limit_mb=2048, label="candidate")
+        second = pool.take(device="cpu", threads=1, memory_limit_mb=2048, label="candidate")
+        hello_a, hello_b = first.wait_ready(), second.wait_ready()
+        assert hello_a["pid"] != hello_b["pid"]
+        assert first.proc is not None and second.proc is not None
+        assert first.proc.pid == hello_a["pid"]
+        first.close()
+        assert first.proc.poll() is not None
+        second.close()
+    finally:
+        pool.close()
+
+
+def test_sandbox_gets_a_private_dir_and_minimal_environment(tmp_path: Path) -> None:
+    box = SandboxProcess(device="cpu", threads=1, memory_limit_mb=2048, log_path=tmp_path / "log.txt").start()
+    try:
+        hello = box.wait_ready()
+        environ = Path(f"/proc/{hello['pid']}/environ").read_bytes().split(b"\0")
+        keys = {e.split(b"=", 1)[0].decode() for e in environ if e}
+        assert "KLOOP_SEED_SECRET" not in keys
+        assert os.readlink(f"/proc/{hello['pid']}/cwd") == str(box.workdir)
+        assert os.getpgid(hello["pid"]) == hello["pid"]  # its own process group, killed as one
+    finally:
+        box.close()
+    assert not box.workdir.exists()
