@@ -35,7 +35,7 @@ def test_gate_accepts_honest_and_rejects_every_bad_round(tmp_path: Path) -> None
     accepted = [r.round for r in summary.rounds if r.accepted]
     assert accepted == [1, 9]
     reasons = {r.round: " | ".join(r.reasons) for r in summary.rounds}
-    assert "does not clear the current best 2.00x" in reasons[2]
+    assert "does not clear the current best 2.10x (its upper CI bound)" in reasons[2]
     assert "paths: changed .git/hooks" in reasons[3] or "paths: created .git/hooks/pre-commit" in reasons[3]
     assert "integrity: sealed/definition.json was modified" in reasons[4]
     assert "reviewer: rejected" in reasons[5] and "module-level state" in reasons[5]
@@ -95,8 +95,9 @@ def test_tune_stage_over_an_accepted_tunable_candidate(tmp_path: Path) -> None:
     ]
     campaign = make_campaign(tmp_path, lines, stages=[Stage.iterate, Stage.tune])
     summary = campaign.run()
+    # S=2.0 is what r002 was verified at: the tuner does not measure it again
     assert [(r.stage, r.accepted) for r in summary.rounds] == [
-        ("iterate", True), ("iterate", True), ("tune", False), ("tune", False), ("tune", True)]
-    assert [r.config for r in campaign.lineage.rounds()[2:]] == [{"S": 2.0}, {"S": 1.5}, {"S": 4.0}]
-    assert summary.best.candidate == "r005" and summary.best.speedup_geomean == 4.0
+        ("iterate", True), ("iterate", True), ("tune", False), ("tune", True)]
+    assert [r.config for r in campaign.lineage.rounds()[2:]] == [{"S": 1.5}, {"S": 4.0}]
+    assert summary.best.candidate == "r004" and summary.best.speedup_geomean == 4.0
     assert {r.parent for r in summary.rounds[2:]} == {"r002"}

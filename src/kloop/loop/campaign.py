@@ -213,8 +213,9 @@ class Campaign:
             while True:
                 self._check_budgets()
                 tried = [r for r in self.lineage.rounds() if r.stage == Stage.tune.value and r.parent == parent.candidate]
-                history = [{"config": r.config, "speedup": r.speedup_geomean, "passed": r.verify_status == "PASSED"}
-                           for r in tried if r.config]
+                history = [{"config": self._default_config(parent), "speedup": parent.speedup_geomean, "passed": True}]
+                history += [{"config": r.config, "speedup": r.speedup_geomean, "passed": r.verify_status == "PASSED"}
+                            for r in tried if r.config]
                 record = self.runner.run(RoundInput(
                     stage=Stage.tune.value, agent=self.services.tuner, parent=parent, turn=len(tried),
                     best=self._best(), last=self.lineage.rounds()[-1] if self.lineage.rounds() else None,
@@ -310,12 +311,20 @@ class Campaign:
             raise Blocked("no baseline in the lineage")
         return head
 
-    def _tunable(self, record: CandidateRecord) -> bool:
+    def _tunables(self, record: CandidateRecord) -> dict[str, list[Any]]:
         text = self.workspace.git("show", f"{record.commit_sha}:solution/solution.json", check=False)
         try:
-            return bool(((json.loads(text) or {}).get("kloop") or {}).get("tunables"))
+            space = ((json.loads(text) or {}).get("kloop") or {}).get("tunables") or {}
         except (json.JSONDecodeError, AttributeError):
-            return False
+            return {}
+        return space if isinstance(space, dict) and all(isinstance(v, list) and v for v in space.values()) else {}
+
+    def _tunable(self, record: CandidateRecord) -> bool:
+        return bool(self._tunables(record))
+
+    def _default_config(self, record: CandidateRecord) -> dict[str, Any]:
+        """The configuration the tunable candidate itself was verified at (its first values)."""
+        return {name: values[0] for name, values in self._tunables(record).items()}
 
     def _completion_reason(self) -> str:
         best = self._best()

@@ -27,7 +27,7 @@ class GateInput:
     path_violations: list[str] = field(default_factory=list)
     integrity_problems: list[str] = field(default_factory=list)
     verify: VerifyResult | None = None
-    best_speedup: float = 1.0
+    best_speedup: float = 1.0  # the bar: the current best's upper CI bound
     goal: str | None = None
     declares_tunables: bool = False
     verdict: Verdict | None = None
@@ -52,7 +52,7 @@ def _speed_reason(inp: GateInput) -> str | None:
     if inp.goal:
         return _goal_reason(inp, value, hi)
     return (f"speed: {value:.2f}x (CI {lo:.2f}-{hi:.2f}) does not clear the current best "
-            f"{inp.best_speedup:.2f}x")
+            f"{inp.best_speedup:.2f}x (its upper CI bound)")
 
 
 def _goal_reason(inp: GateInput, value: float, hi: float) -> str | None:

@@ -40,6 +40,15 @@ from kloop.loop.workspace import Workspace
 from kloop.verify.result import VerifyResult
 
 
+def bar_of(best: CandidateRecord) -> float:
+    """The speed a candidate must clear: the best's upper CI bound (its point value when no CI).
+
+    Comparing against the upper bound, not the point, keeps a re-measurement of the same code
+    from passing as progress on noise.
+    """
+    return max(best.speedup_geomean or 1.0, best.speedup_hi or 0.0)
+
+
 @dataclass
 class TaskFacts:
     """What the loop knows about the task without importing torch."""
@@ -233,7 +242,7 @@ class RoundRunner:
             speedup_ci=summary.speedup_ci if summary else None,
             workloads=[WorkloadMeasure(uuid=w.uuid, axes=w.axes, status=w.status.value, speedup=w.speedup)
                        for w in (verify.workloads if verify else [])],
-            best_speedup=inp.best.speedup_geomean or 1.0,
+            best_speedup=bar_of(inp.best),
             listed_axes=self.task.listed_axes,
             plan=plan.read_text(encoding="utf-8") if plan.is_file() else "",
         )
@@ -264,7 +273,7 @@ class RoundRunner:
             agent_status=attempt.result.status, agent_message=attempt.result.final_message,
             changed_paths=attempt.changed, path_violations=attempt.violations,
             integrity_problems=attempt.integrity, verify=attempt.verify,
-            best_speedup=inp.best.speedup_geomean or 1.0, goal=attempt.claim.goal,
+            best_speedup=bar_of(inp.best), goal=attempt.claim.goal,
             declares_tunables=attempt.declares_tunables, verdict=attempt.verdict,
             reviewer_problem=attempt.reviewer_problem,
         ))

@@ -116,6 +116,7 @@ class Harness:
         seeds = iteration_seeds(int(req["seed"]), count + warmup)
         noop = bool(req.get("noop"))
         times: list[int] = []
+        gc.disable()  # a collection pass landing in one batch and not another is pure noise
         try:
             for i, seed in enumerate(seeds):
                 inputs = fresh_inputs(self.inputs, seed)
@@ -133,6 +134,8 @@ class Harness:
                 self._keep(batch, i - warmup, outs)
         except BaseException as exc:
             return {"ok": False, "kind": "runtime", "error": _describe(exc)}, {}
+        finally:
+            gc.enable()
         return {"ok": True, "times_ns": times, "new_threads": self._new_threads(),
                 "violations": self._violations()}, {}
 
