@@ -89,6 +89,18 @@ def test_tunable_solution_renders_defaults_and_configs(examples_dir: Path) -> No
     assert wide.content_hash() != default.content_hash()
 
 
+def test_boolean_tunables_are_spelled_for_each_language(examples_dir: Path) -> None:
+    """`True` in Python/Triton sources (where `true` is a NameError), `true` in C++."""
+    raw = load_solution(examples_dir / "silu_and_mul" / "solutions" / "cpp_tuned", render_defaults=False)
+    python_source = raw.sources[0].model_copy(update={"path": "main.py", "content": "FAST = ${FAST}\n"})
+    cpp_source = raw.sources[0].model_copy(update={"content": "constexpr bool kFast = ${FAST};\n"})
+    settings = raw.kloop.model_copy(update={"tunables": {"FAST": [True, False]}})
+    solution = raw.model_copy(update={"sources": [python_source, cpp_source], "kloop": settings})
+    rendered = render_tunables(solution, {"FAST": True})
+    assert rendered.sources[0].content == "FAST = True\n"
+    assert rendered.sources[1].content == "constexpr bool kFast = true;\n"
+
+
 def test_write_solution_dir_round_trips(examples_dir: Path, tmp_path: Path) -> None:
     packed = pack_solution(examples_dir / "rmsnorm" / "solutions" / "cpp_fused")
     assert packed.sources[0].content.startswith("// Fused RMSNorm")

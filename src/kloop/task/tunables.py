@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from kloop.task.schema import Solution, SolutionKloopSettings, TunableValue
+from kloop.task.schema import Solution, SolutionKloopSettings, SourceFile, TunableValue
 
 PLACEHOLDER = re.compile(r"\$\{(\w+)\}")
 
@@ -30,16 +30,22 @@ def render_tunables(solution: Solution, config: dict[str, TunableValue] | None =
         return solution
     values = {**default_config(solution), **(config or {})}
 
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
-        return _format(values[name]) if name in values else match.group(0)
+    def render(source: SourceFile) -> SourceFile:
+        python = source.path.endswith(".py")
 
-    sources = [s.model_copy(update={"content": PLACEHOLDER.sub(replace, s.content)}) for s in solution.sources]
+        def replace(match: re.Match[str]) -> str:
+            name = match.group(1)
+            return _format(values[name], python=python) if name in values else match.group(0)
+
+        return source.model_copy(update={"content": PLACEHOLDER.sub(replace, source.content)})
+
+    sources = [render(s) for s in solution.sources]
     settings = SolutionKloopSettings(config={**solution.kloop.config, **values})
     return solution.model_copy(update={"sources": sources, "kloop": settings})
 
 
-def _format(value: TunableValue) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"  # C++ and Triton constexpr spelling
+def _format(value: TunableValue, *, python: bool) -> str:
+    """A value spelled for the source it lands in: `True` in Python/Triton, `true` in C++."""
+    if isinstance(value, bool) and not python:
+        return "true" if value else "false"
     return str(value)
