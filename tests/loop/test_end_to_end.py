@@ -92,7 +92,7 @@ def _tunable_meta() -> str:
 
     meta = json.loads((Path(__file__).parent / "tasks" / "rowscale" / "baseline" / "solution.json").read_text())
     meta["name"] = "rowscale-chunked"
-    meta["kloop"] = {"tunables": {"CHUNK": [8, 1, 64]}}
+    meta["kloop"] = {"tunables": {"CHUNK": [4, 1, 64]}}
     return json.dumps(meta, indent=2)
 
 
@@ -112,7 +112,7 @@ def test_tune_stage_searches_declared_tunables(tmp_path: Path) -> None:
     assert summary.rounds[0].accepted and summary.rounds[1].accepted, reasons
     assert {r.parent for r in summary.rounds[2:]} == {"r002"}
     records = {r.round: r for r in campaign.lineage.rounds()}
-    assert [records[n].config for n in (3, 4)] == [{"CHUNK": 1}, {"CHUNK": 64}]  # CHUNK=8 was r002 itself
+    assert [records[n].config for n in (3, 4)] == [{"CHUNK": 1}, {"CHUNK": 64}]  # CHUNK=4 was r002 itself
     assert summary.best.candidate == "r004", reasons
     assert "y[i:i + step]" in (tmp_path / "run" / "workspace" / "solution" / "main.py").read_text()
     assert "step = 64" in (tmp_path / "run" / "workspace" / "solution" / "main.py").read_text()

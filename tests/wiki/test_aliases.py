@@ -77,5 +77,7 @@ def test_expansion_is_bidirectional() -> None:
 def test_bad_alias_file_names_the_problem() -> None:
     with pytest.raises(BadInput, match="aliases.yaml"):
         load_alias_table("aliases: [{canonical: x, field: weird, synonyms: [x]}]", "aliases.yaml")
+    with pytest.raises(BadInput, match="unknown finding id"):
+        load_alias_table("aliases: [{canonical: x, field: tag, findings: [slow], synonyms: [x]}]", "aliases.yaml")
     with pytest.raises(BadInput, match="not valid YAML"):
         load_alias_table("aliases: [", "aliases.yaml")

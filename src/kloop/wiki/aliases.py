@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kloop.errors import BadInput
+from kloop.wiki.schema import finding_ids
 
 AliasField = Literal["technique", "tag", "arch", "vendor"]
 
@@ -208,6 +209,10 @@ def load_alias_table(text: str, where: str) -> AliasTable:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         raise BadInput(where, f"{loc}: {first['msg']}") from None
+    known = finding_ids()
+    for row in spec.aliases:
+        if unknown := sorted(set(row.findings) - known):
+            raise BadInput(where, f"alias {row.canonical!r}: unknown finding id(s) {', '.join(unknown)}")
     return AliasTable(spec)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kloop.errors import BadInput
+from kloop.errors import BadInput, HarnessFailure
 
 RECORD = b"\x1e"
 FIELD = b"\x1f"
@@ -48,9 +48,12 @@ class RawCommit:
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
     """Run a short git command in `repo` and return its stdout (BadInput when git refuses)."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, check=False, stdin=subprocess.DEVNULL
-    )
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, check=False, stdin=subprocess.DEVNULL
+        )
+    except FileNotFoundError:
+        raise HarnessFailure("git is not installed (needed to ingest a repository's history)") from None
     if check and proc.returncode != 0:
         detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise BadInput(repo, f"git {args[0]} failed: {detail[-1] if detail else proc.returncode}")
