@@ -28,7 +28,8 @@ def _wiki_hits(reports: list[Any]) -> dict[str, list[dict[str, Any]]] | None:
         vendor = report.profile.vendor.value
         for finding in report.findings:
             if finding.id.value not in hits:
-                found = store.search(finding.wiki_query, k=3, vendor=vendor)
+                # `finding:<id>` ranks the cards that name this finding above mere word matches.
+                found = store.search(f"{finding.wiki_query} finding:{finding.id.value}", k=3, vendor=vendor)
                 hits[finding.id.value] = [h.model_dump(mode="json") for h in found]
     return hits
 
