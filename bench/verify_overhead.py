@@ -4,7 +4,8 @@
 
 Phases: sandbox start (time blocked until the sandbox's hello: interpreter, torch import, timer),
 build (load request: build-cache hit + import), input generation, reference (float64), sandbox
-runs, checks (comparisons), timing (A-B batches, when --timing), and the total. Each configuration
+runs, checks (comparisons), timing (A-B batches, when --timing), closing the sandboxes, other
+(integrity hashing, environment, supervisor bookkeeping) and the total. Each configuration
 is measured cold (a new sandbox per candidate) and with --prestart (a spare sandbox started while
 the previous candidate ran, as the loop does). The first verification warms the build cache and
 is not counted.
@@ -23,7 +24,7 @@ from kloop.verify.result import VerifyOptions
 from kloop.verify.supervisor import Verification, reference_solution, resolve_device
 
 REPO = Path(__file__).resolve().parents[1]
-PHASES = ("sandbox_start", "build", "inputs", "reference", "runs", "checks", "timing", "total")
+PHASES = ("sandbox_start", "build", "inputs", "reference", "runs", "checks", "timing", "close", "other", "total")
 
 
 def one(task_dir: Path, solution_dir: Path, options: VerifyOptions) -> dict[str, float]:
@@ -40,12 +41,13 @@ def one(task_dir: Path, solution_dir: Path, options: VerifyOptions) -> dict[str,
     phases = {k: v / 1e6 for k, v in run.phase_ns.items()}
     return {
         "sandbox_start": phases.get("sandbox_wait", 0.0),
-        "build": phases.get("load", 0.0) - phases.get("sandbox_wait", 0.0),
+        "build": phases.get("load", 0.0),
         "inputs": phases.get("inputs", 0.0),
         "reference": phases.get("reference", 0.0),
         "runs": phases.get("runs", 0.0),
         "checks": phases.get("checks", 0.0),
         "timing": phases.get("timing", 0.0),
+        "close": phases.get("close", 0.0),
         "total": total,
     }
 
@@ -66,6 +68,8 @@ def main() -> None:
                                 prestart=prestart)  # fmt: skip
         one(args.task, args.solution, options)  # warm the build cache (and the pool)
         rows = [one(args.task, args.solution, options) for _ in range(args.repeats)]
+        for r in rows:
+            r["other"] = r["total"] - sum(v for k, v in r.items() if k != "total")
         med = {p: statistics.median(r[p] for r in rows) for p in PHASES}
         mode = "prestarted sandbox" if prestart else "fresh sandbox"
         print(f"| {mode} | " + " | ".join(f"{med[p]:.0f}" for p in PHASES) + " |")

@@ -65,3 +65,12 @@ def test_bad_campaign_lines_are_named(tmp_path: Path, text: str, message: str) -
 def test_missing_campaign_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="replay campaign not found"):
         get_agent(f"replay:{tmp_path / 'nope.jsonl'}")
+
+
+def test_shipped_demo_campaign_is_valid(examples_dir: Path) -> None:
+    steps = load_campaign(examples_dir / "campaigns" / "rmsnorm.jsonl")
+    writes = [path for step in steps for path in step.files]
+    assert "../sealed/definition.json" in writes and "../.git/hooks/pre-commit" in writes
+    tunable = [s for s in steps if s.goal == "tunables"]
+    assert len(tunable) == 1 and '"tunables"' in tunable[0].files["solution.json"]
+    assert "${ROWS}" in tunable[0].files["main.py"]

@@ -50,7 +50,10 @@ def test_gate_accepts_honest_and_rejects_every_bad_round(tmp_path: Path) -> None
     assert not (run / "workspace" / ".git" / "hooks" / "pre-commit").exists()
     assert not (run / "workspace" / "solution" / "task").exists()
     on_disk = json.loads((run / "summary.json").read_text())
-    assert set(on_disk) >= {"task", "status", "outcome", "best", "rounds"}
+    assert set(on_disk) == {"task", "status", "outcome", "reason", "best", "rounds"}
+    assert set(on_disk["best"]) == {"candidate", "round", "speedup_geomean"}
+    assert set(on_disk["rounds"][0]) == {"round", "stage", "candidate", "parent", "verify_status", "speedup_geomean",
+                                         "review_decision", "accepted", "reasons"}
     assert on_disk["rounds"][0]["verify_status"] == "PASSED"
     assert (run / "artifacts" / "round-001" / "review.json").is_file()
     assert (run / "report.html").read_text().count("<tr") == 10

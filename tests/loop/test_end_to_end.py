@@ -128,3 +128,31 @@ def test_speed_of_light_stop_uses_the_device_ceiling(tmp_path: Path) -> None:
     assert summary.status is RunStatus.speed_of_light, summary.reason
     assert len(summary.rounds) == 1 and "of the device's speed of light" in summary.reason
     assert 0 < campaign.lineage.meta("best_sol_fraction") < 1
+
+
+@pytest.mark.slow
+def test_the_demo_campaign_through_the_cli(tmp_path: Path, examples_dir: Path) -> None:
+    """What scripts/demo.sh runs: every gate path on the shipped rmsnorm example, then the tuner."""
+    import json
+    import subprocess
+    import sys
+
+    run = tmp_path / "demo"
+    proc = subprocess.run(
+        [sys.executable, "-m", "kloop.cli", "run", str(examples_dir / "rmsnorm"), "--writer",
+         f"replay:{examples_dir / 'campaigns' / 'rmsnorm.jsonl'}", "--reviewer", "rules",
+         "--stages", "research,iterate,tune", "--device", "cpu", "--out", str(run)],
+        capture_output=True, text=True, timeout=1200,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "best:" in proc.stdout and "report:" in proc.stdout
+    summary = json.loads((run / "summary.json").read_text())
+    rounds = {r["round"]: r for r in summary["rounds"]}
+    assert rounds[1]["accepted"] and rounds[6]["accepted"], rounds
+    assert "reviewer: rejected" in " ".join(rounds[2]["reasons"])
+    assert not rounds[3]["accepted"] and rounds[3]["verify_status"] == "PASSED"
+    assert any(r.startswith("integrity:") for r in rounds[4]["reasons"])
+    assert any(r.startswith("paths:") for r in rounds[5]["reasons"])
+    assert [r["stage"] for r in summary["rounds"][6:]] == ["tune", "tune"]
+    assert summary["outcome"] == "improvement" and summary["best"]["speedup_geomean"] > 1.5
+    assert (run / "report.html").is_file()

@@ -141,3 +141,20 @@ def test_a_task_without_baseline_starts_from_the_reference(tmp_path: Path) -> No
     meta = json.loads((solution / "solution.json").read_text())
     assert meta["spec"]["entry_point"] == "main.py::run" and meta["definition"] == "rowscale_d16"
     assert summary.best.candidate == "r001"
+
+
+def test_a_setup_that_died_halfway_is_redone(tmp_path: Path) -> None:
+    from tests.loop.helpers import fake, make_campaign
+
+    run = tmp_path / "run"
+    (run / ".kloop" / "pristine").mkdir(parents=True)  # as if kloop died while sealing
+    (run / "sealed").mkdir()
+    summary = make_campaign(tmp_path, [{"claim": "2x", "files": {"FAKE_VERDICT.json": fake(2.0)}}]).run()
+    assert summary.best.candidate == "r001"
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "mine.txt").write_text("user data")
+    with pytest.raises(BadInput, match="not empty"):
+        from kloop.loop.campaign import Campaign
+
+        Campaign.create(ROWSCALE, tmp_path / "other", None, None)  # type: ignore[arg-type]
+    assert (tmp_path / "other" / "mine.txt").read_text() == "user data"

@@ -15,6 +15,7 @@ from kloop.agents.base import (
     Role,
     Severity,
     Verdict,
+    parse_verdict,
 )
 from kloop.agents.registry import AgentUnavailable, UnknownAgentKind, get_agent, register_agent
 
@@ -34,5 +35,6 @@ __all__ = [
     "UnknownAgentKind",
     "Verdict",
     "get_agent",
+    "parse_verdict",
     "register_agent",
 ]

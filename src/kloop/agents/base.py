@@ -148,3 +148,25 @@ class Agent(Protocol):
     """Anything that can take a turn."""
 
     def run(self, request: AgentRequest) -> AgentResult: ...
+
+
+def parse_verdict(text: str) -> Verdict | None:
+    """The last JSON object in a reviewer's answer that is a valid verdict (None if there is none).
+
+    CLI reviewers answer in prose with the verdict inside; fenced or bare, the last valid one wins.
+    """
+    import json
+
+    decoder = json.JSONDecoder()
+    found: Verdict | None = None
+    for start in (i for i, ch in enumerate(text) if ch == "{"):
+        try:
+            data, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict) and "decision" in data:
+            try:
+                found = Verdict.model_validate(data)
+            except ValueError:
+                continue
+    return found

@@ -23,7 +23,7 @@ from kloop.loop.config import RunConfig, Stage, load_config, save_config
 from kloop.loop.lineage import CandidateRecord, Lineage
 from kloop.loop.progress import NullProgress, ProgressView
 from kloop.loop.rounds import RoundInput, RoundRunner
-from kloop.loop.seal import Seal
+from kloop.loop.seal import Seal, remove_tree
 from kloop.loop.services import Clock, NoProfiler, NoWiki, Profiler, SystemClock, Wiki
 from kloop.loop.stages import plan_markdown, read_task_facts, reference_solution_files
 from kloop.loop.state import RunPaths, load_round
@@ -70,7 +70,7 @@ class Campaign:
         self.lineage = Lineage(self.paths.lineage)
         self.workspace = Workspace(self.paths.workspace)
         self.seal = Seal(run_dir)
-        self.facts = read_task_facts(self.paths.sealed if self.paths.sealed.is_dir() else self.seal.pristine)
+        self.facts = read_task_facts(self.seal.pristine)  # kloop's own copy: sealed/ may be mid-tamper
         self.runner = RoundRunner(self.paths, config, self.lineage, self.workspace, self.seal, services.verifier,
                                   services.reviewer, services.profiler, services.clock, services.progress,
                                   self.facts)
@@ -84,6 +84,11 @@ class Campaign:
         paths = RunPaths(run_dir)
         if paths.config.exists():
             raise BadInput(run_dir, "already holds a run; continue it with `kloop run --resume`")
+        if paths.private.is_dir():  # a setup that died before it finished: kloop's own files only
+            for leftover in (paths.sealed, paths.workspace, paths.private):
+                remove_tree(leftover)
+            for name in ("lineage.sqlite", "lineage.sqlite-wal", "lineage.sqlite-shm"):
+                (run_dir / name).unlink(missing_ok=True)
         if run_dir.exists() and any(run_dir.iterdir()):
             raise BadInput(run_dir, "output directory is not empty")
         paths.private.mkdir(parents=True, exist_ok=True)

@@ -108,9 +108,9 @@ def run_command(
         campaign = Campaign.open(resume, _services(config))
         run_dir = resume
     else:
+        config = _new_config(task, writer, reviewer, stages, rounds, budget, target_speedup, device, gate)
         if out is None:
             raise BadInput("kloop run", "--out RUN_DIR is required")
-        config = _new_config(task, writer, reviewer, stages, rounds, budget, target_speedup, device, gate)
         if not Path(str(task)).is_dir():
             raise BadInput(str(task), "task directory not found")
         from kloop.task.load import load_task
