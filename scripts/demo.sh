@@ -15,6 +15,7 @@ OUT=${1:-runs/demo}
 PY=.venv/bin/python
 
 EXAMPLE=rmsnorm
+DEVICE=cpu
 GPU_EXAMPLE=$($PY - <<'PY' || true
 import json, pathlib
 try:
@@ -32,6 +33,7 @@ PY
 )
 if [ -n "$GPU_EXAMPLE" ]; then
   EXAMPLE=$GPU_EXAMPLE
+  DEVICE=auto
 fi
 
 STATUS=""
@@ -50,7 +52,7 @@ case "$STATUS" in
     fi
     mkdir -p "$(dirname "$OUT")"
     .venv/bin/kloop run "examples/$EXAMPLE" --writer "replay:examples/campaigns/$EXAMPLE.jsonl" \
-      --reviewer rules --stages research,iterate,tune --out "$OUT" ;;
+      --reviewer rules --stages research,iterate,tune --device "$DEVICE" --out "$OUT" ;;
 esac
 
 $PY - "$OUT" <<'PY'

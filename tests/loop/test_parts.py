@@ -105,7 +105,7 @@ def test_seal_detects_and_restores(tmp_path: Path) -> None:
     seal = Seal(tmp_path)
     (tmp_path / ".kloop").mkdir()
     trusted = seal.create(ROWSCALE)
-    assert set(trusted) == {"definition.json", "workloads.jsonl", "baseline/main.py", "baseline/solution.json"}
+    assert set(trusted) == {"definition.json", "workloads.jsonl", "README.md", "baseline/main.py", "baseline/solution.json"}
     assert seal.problems(trusted) == []
     (seal.sealed / "workloads.jsonl").write_text("\n")
     (seal.sealed / "extra.py").write_text("x")

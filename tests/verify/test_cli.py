@@ -133,3 +133,29 @@ def test_integrity_manifest_mismatch_is_rejected(tmp_path: Path) -> None:
     assert proc.returncode == 1
     data = json.loads(proc.stdout)
     assert data["status"] == "REJECTED" and any(r.startswith("integrity:") for r in data["reasons"])
+
+
+def test_fib_root_and_definition_name(shared_fixtures: Path, tmp_path: Path) -> None:
+    root = shared_fixtures / "flashinfer-trace"
+    traces = tmp_path / "t.jsonl"
+    proc = kloop("verify", "gemm_n4096_k4096", root / "solutions" / "example_agent_solution.json", "--fib-root", root,
+                 "--device", "cpu", "--workloads", "2", "--json", "-", "--trace-out", traces)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["status"] == "COMPILE_ERROR" and data["task"] == "gemm_n4096_k4096"
+    assert data["solution"] == "example_agent_solution"
+    from flashinfer_bench.data import EvaluationStatus, Trace
+
+    parsed = [Trace.model_validate_json(line) for line in traces.read_text().splitlines()]
+    assert len(parsed) == 2 and all(t.evaluation.status == EvaluationStatus.COMPILE_ERROR for t in parsed)
+    missing = kloop("verify", "no_such_definition", root / "solutions" / "example_agent_solution.json", "--fib-root", root)
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_sandbox_that_cannot_start_is_a_harness_failure_exit_3(tmp_path: Path) -> None:
+    # 64 MB of address space is too little for the sandbox to import torch: no candidate code ran,
+    # so this is kloop failing to judge, not the candidate failing.
+    proc = kloop("verify", TASK, REDTEAM / "honest_dps", "--device", "cpu", "--memory-mb", "64", "--log-dir", tmp_path)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "sandbox did not start" in lines[0]

@@ -58,6 +58,17 @@ def _lineage_chain(records: list[Any], best: str) -> str:
     return f"<ol>{''.join(items)}</ol>"
 
 
+def _best_workloads(records: list[Any], best: str) -> str:
+    record = next((r for r in records if r.candidate == best), None)
+    if record is None or not record.workload_speedups:
+        return ""
+    top = max([v for v in record.workload_speedups.values() if v] + [1.0])
+    rows = "".join(f"<tr><td><code>{escape(uuid)}</code></td><td>{_fmt(v)} {_bar(v, top)}</td></tr>"
+                   for uuid, v in record.workload_speedups.items())
+    return (f"<h2>Per-workload speedups of {escape(best)}</h2>"
+            f"<table><tr><th>workload</th><th>speedup</th></tr>{rows}</table>")
+
+
 def render_report(records: list[Any], summary: Any) -> str:
     """The page as a string, from lineage records and the summary model."""
     best = summary.best
@@ -71,6 +82,7 @@ def render_report(records: list[Any], summary: Any) -> str:
         f"(round {best.round}) at <b>{_fmt(best.speedup_geomean)}</b> &middot; {accepted} accepted of "
         f"{len(summary.rounds)} rounds</p><p>{escape(summary.reason)}</p>"
         f"<h2>Accepted lineage</h2>{_lineage_chain(records, best.candidate)}"
+        f"{_best_workloads(records, best.candidate)}"
         f"<h2>Rounds</h2>{_rounds_table([r for r in records if r.round > 0])}"
         "<p><small>Speedups are geometric means over the task's workloads, measured by kloop's verifier "
         "against the sealed baseline; the interval is a bootstrap 95% CI.</small></p></body></html>\n"
