@@ -15,7 +15,7 @@ from types import ModuleType
 
 import typer
 
-from kloop.errors import KloopError
+from kloop.errors import KloopError, one_line
 
 app = typer.Typer(
     name="kloop",
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except KloopError as exc:
-        print(f"kloop: error: {exc}", file=sys.stderr)
+        print(f"kloop: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("kloop: interrupted", file=sys.stderr)
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: one line, exit 3
         if os.environ.get("KLOOP_DEBUG"):
             traceback.print_exc()
-        print(f"kloop: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"kloop: internal error: {type(exc).__name__}: {one_line(str(exc))}", file=sys.stderr)
         return 3
     return 0
 

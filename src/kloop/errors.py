@@ -10,6 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 
+MAX_MESSAGE = 400
+
+
+def one_line(text: str) -> str:
+    """A message safe to print as exactly one line: user data may hold newlines or be huge."""
+    flat = text.replace("\r", "\\r").replace("\n", "\\n")
+    return flat if len(flat) <= MAX_MESSAGE else flat[: MAX_MESSAGE - 3] + "..."
+
+
 class KloopError(Exception):
     """Base of kloop's own errors."""
 
@@ -22,9 +31,9 @@ class BadInput(KloopError):
     exit_code = 2
 
     def __init__(self, where: str | Path, what: str) -> None:
-        self.where = str(where)
-        self.what = what
-        super().__init__(f"{self.where}: {what}")
+        self.where = one_line(str(where))
+        self.what = one_line(what)
+        super().__init__(f"{self.where}: {self.what}")
 
 
 class HarnessFailure(KloopError):
