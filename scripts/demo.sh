@@ -59,10 +59,11 @@ $PY - "$OUT" <<'PY'
 import json, sys, pathlib
 run = pathlib.Path(sys.argv[1])
 s = json.loads((run / "summary.json").read_text())
-best = s["best"]
+best = s.get("best") or {}
 accepted = sum(r["accepted"] for r in s["rounds"])
-print(f"\nbest speedup: {best['speedup_geomean']:.2f}x ({best['candidate']}, round {best['round']}); "
-      f"{accepted} of {len(s['rounds'])} rounds accepted; status {s['status']}, outcome {s['outcome']}")
+speedup = best.get("speedup_geomean")
+head = f"best speedup: {speedup:.2f}x ({best['candidate']}, round {best['round']})" if speedup else "no accepted candidate"
+print(f"\n{head}; {accepted} of {len(s['rounds'])} rounds accepted; status {s['status']}, outcome {s['outcome']}")
 print(f"report:  {run / 'report.html'}")
 print(f"summary: {run / 'summary.json'}")
 PY
