@@ -64,6 +64,4 @@ accepted = sum(r["accepted"] for r in s["rounds"])
 speedup = best.get("speedup_geomean")
 head = f"best speedup: {speedup:.2f}x ({best['candidate']}, round {best['round']})" if speedup else "no accepted candidate"
 print(f"\n{head}; {accepted} of {len(s['rounds'])} rounds accepted; status {s['status']}, outcome {s['outcome']}")
-print(f"report:  {run / 'report.html'}")
-print(f"summary: {run / 'summary.json'}")
 PY

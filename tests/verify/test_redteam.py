@@ -28,6 +28,8 @@ REFUSED: dict[str, tuple[set[VerifyStatus], set[str], bool]] = {
     "attack_uninitialized_partial": ({S.INCORRECT_NUMERICAL}, {"outputs_written"}, False),
     "attack_stale_empty": ({S.INCORRECT_NUMERICAL}, {"numeric", "finite", "determinism"}, False),
     "attack_first_n_correct": ({S.REJECTED}, {"timed_outputs"}, True),
+    # stale on 1 call in 4 of the timing loop only: caught because small outputs are all re-checked
+    "attack_sporadic_garbage": ({S.REJECTED}, {"timed_outputs"}, True),
     "attack_every_other_call": ({S.INCORRECT_NUMERICAL}, {"determinism"}, False),
     "attack_mutate_inputs": ({S.REJECTED}, {"inputs_unmodified"}, False),
     "attack_result_into_input": ({S.REJECTED}, {"inputs_unmodified"}, False),
