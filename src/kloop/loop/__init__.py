@@ -10,17 +10,11 @@ from pathlib import Path
 
 from kloop.loop.campaign import Campaign, Services
 from kloop.loop.config import RunConfig, Stage
+from kloop.loop.defaults import default_services
 from kloop.loop.stopping import Outcome, RunStatus
 from kloop.loop.summary import Summary
 
-__all__ = ["Campaign", "Outcome", "RunConfig", "RunStatus", "Services", "Stage", "Summary", "resume", "run_campaign"]
-
-
-def default_services(config: RunConfig) -> Services:
-    """The real parts: agents from the specs, the real verifier, the wiki, the device ceiling."""
-    from kloop.loop.commands import _services
-
-    return _services(config)
+__all__ = ["Campaign", "Outcome", "RunConfig", "RunStatus", "Services", "Stage", "Summary", "default_services", "resume", "run_campaign"]
 
 
 def run_campaign(config: RunConfig, run_dir: Path, services: Services | None = None) -> Summary:

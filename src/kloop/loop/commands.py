@@ -12,32 +12,10 @@ import typer
 from kloop.errors import BadInput
 
 if TYPE_CHECKING:
-    from kloop.loop.campaign import Services
     from kloop.loop.config import RunConfig
     from kloop.loop.summary import Summary
 
 VERIFY_ENV = "KLOOP_VERIFY_OPTIONS"
-
-
-def _services(config: RunConfig) -> Services:
-    from kloop.agents import get_agent
-    from kloop.agents.tuner import TunerAgent
-    from kloop.loop.campaign import Services
-    from kloop.loop.ceiling import DeviceCeiling
-    from kloop.loop.progress import default_progress
-    from kloop.loop.services import KernelWiki, VendorProfiler
-    from kloop.loop.verifier import KloopVerifier
-
-    return Services(
-        writer=get_agent(config.writer, where="--writer"),
-        reviewer=get_agent(config.reviewer, where="--reviewer"),
-        tuner=TunerAgent(budget=config.tune_budget),
-        verifier=KloopVerifier(config.device, {"prestart": True, **config.verify}),  # warm spare sandboxes
-        wiki=KernelWiki(),
-        profiler=VendorProfiler(config.device),
-        progress=default_progress(),
-        ceiling=DeviceCeiling(config.device),
-    )
 
 
 def _verify_overrides() -> dict[str, object]:
@@ -99,13 +77,14 @@ def run_command(
     """Run the gated plan -> execute -> verify loop on a task (or continue one with --resume)."""
     from kloop.loop.campaign import Campaign
     from kloop.loop.config import load_config
+    from kloop.loop.defaults import default_services
     from kloop.loop.state import RunPaths
 
     if resume is not None:
         if task or out:
             raise BadInput("kloop run", "--resume takes the run directory only (no TASK, no --out)")
         config = load_config(RunPaths(resume).config)
-        campaign = Campaign.open(resume, _services(config))
+        campaign = Campaign.open(resume, default_services(config))
         run_dir = resume
     else:
         config = _new_config(task, writer, reviewer, stages, rounds, budget, target_speedup, device, gate)
@@ -116,7 +95,7 @@ def run_command(
         from kloop.task.load import load_task
 
         load_task(Path(str(task)))  # a malformed task is one clear line now, not a blocked run later
-        campaign = Campaign.create(Path(str(task)), out, config, _services(config))
+        campaign = Campaign.create(Path(str(task)), out, config, default_services(config))
         run_dir = out
     _print_end(run_dir, campaign.run())
 

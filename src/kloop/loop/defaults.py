@@ -1,0 +1,27 @@
+"""The real parts a campaign runs with when the caller passes none of its own."""
+
+from __future__ import annotations
+
+from kloop.loop.campaign import Services
+from kloop.loop.config import RunConfig
+
+
+def default_services(config: RunConfig) -> Services:
+    """Agents from the specs, the real verifier (with warm spare sandboxes), wiki, profiler, ceiling."""
+    from kloop.agents import get_agent
+    from kloop.agents.tuner import TunerAgent
+    from kloop.loop.ceiling import DeviceCeiling
+    from kloop.loop.progress import default_progress
+    from kloop.loop.services import KernelWiki, VendorProfiler
+    from kloop.loop.verifier import KloopVerifier
+
+    return Services(
+        writer=get_agent(config.writer, where="--writer"),
+        reviewer=get_agent(config.reviewer, where="--reviewer"),
+        tuner=TunerAgent(budget=config.tune_budget),
+        verifier=KloopVerifier(config.device, {"prestart": True, **config.verify}),
+        wiki=KernelWiki(),
+        profiler=VendorProfiler(config.device),
+        progress=default_progress(),
+        ceiling=DeviceCeiling(config.device),
+    )
