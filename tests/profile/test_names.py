@@ -102,3 +102,22 @@ def test_demangle_leaves_unmangled_and_invalid_names() -> None:
     assert demangle("vecCopy") == "vecCopy"
     assert demangle("_Zbad") == "_Zbad"
     assert demangle("_Z7vecCopyPdS_S_ii") == "vecCopy(double*, double*, double*, int, int)"
+
+
+def test_demangling_without_the_python_binding_uses_cpp_filt_or_keeps_the_name() -> None:
+    """Device machines can't install cxxfilt: names must still normalize the same way (or stay raw)."""
+    import shutil
+    import subprocess
+    import sys
+
+    mangled = "_ZN7cutlass6KernelI4GemmEEvNT_6ParamsE"
+    code = (
+        "import sys; sys.modules['cxxfilt'] = None\n"
+        "from kloop.profile.names import normalize_kernel_name\n"
+        f"print(normalize_kernel_name({mangled!r}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    from kloop.profile.names import normalize_kernel_name
+
+    expected = normalize_kernel_name(mangled) if shutil.which("c++filt") else mangled
+    assert out == expected

@@ -38,12 +38,26 @@ def demangle(raw: str) -> str:
     """Itanium-demangle `raw` when it is a mangled symbol; anything else comes back unchanged."""
     if not raw.startswith("_Z"):
         return raw
-    import cxxfilt  # local: only mangled names need it
-
+    try:
+        import cxxfilt  # local: only mangled names need it
+    except ImportError:  # e.g. a device machine where nothing can be installed
+        return _demangle_with_binary(raw)
     try:
         return cxxfilt.demangle(raw)
     except (cxxfilt.InvalidName, UnicodeDecodeError):
         return raw
+
+
+def _demangle_with_binary(raw: str) -> str:
+    """binutils' c++filt when the Python binding is missing; the raw name when neither is there."""
+    import shutil
+    import subprocess
+
+    tool = shutil.which("c++filt")
+    if tool is None:
+        return raw
+    done = subprocess.run([tool, raw], capture_output=True, text=True, timeout=10, check=False)
+    return done.stdout.strip() or raw
 
 
 def _strip_suffixes(name: str) -> str:
