@@ -8,7 +8,9 @@
 #      (CUDA events, L2 flush, persisting-L2 reset, device-wide sync, A-B vs the baseline)
 #   3. the GPU red team: side stream, L2-persistence carve-out, lazy launch, pointer cache
 #   4. every other gpu-marked test in the suite (when pytest is installed there)
-#   5. a summary table
+#   5. the loop on the GPU example (examples/rmsnorm_bf16 with its replay campaign), last: a run
+#      cut short by the command's limit still leaves the steps above under $OUT
+#   6. a summary table
 set -u
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$(mktemp -d -t kloop-device-XXXX)}"
@@ -44,6 +46,9 @@ if "$PY" -c "import pytest" 2>/dev/null; then
 else
   printf 'gpu_tests\tskipped (no pytest)\t0\n' >> "$STATUS"
 fi
+step gpu_loop 150 "$PY" -m kloop.cli run examples/rmsnorm_bf16 \
+  --writer replay:examples/campaigns/rmsnorm_bf16.jsonl --reviewer rules --stages research,iterate,tune \
+  --device cuda --out "$OUT/gpu_loop"
 
 "$PY" - "$OUT" <<'PY'
 import json, sys
@@ -64,6 +69,12 @@ for name in ("verify_cuda", "verify_triton"):
           f"median {s.get('latency_ms_median')} ms; failed checks {[c['name'] for c in v['checks'] if not c['passed']]}")
     for w in v["workloads"]:
         print(f"   {str(w['axes']):18s} {w['status']:8s} lat {w['latency_ms']} base {w['baseline_latency_ms']} x{w['speedup']}")
+loop = out / "gpu_loop" / "summary.json"
+if loop.is_file():
+    s = json.loads(loop.read_text())
+    print(f"gpu_loop: {s['status']} {s['outcome']} best {s['best']}")
+    for r in s["rounds"]:
+        print(f"   round {r['round']} {r['stage']:8s} {r['verify_status']} x{r['speedup_geomean']} accepted={r['accepted']} {r['reasons'][:1]}")
 summary = out / "gpu_redteam" / "summary.json"
 if summary.is_file():
     for row in json.loads(summary.read_text()):
