@@ -155,4 +155,5 @@ def test_the_demo_campaign_through_the_cli(tmp_path: Path, examples_dir: Path) -
     assert any(r.startswith("paths:") for r in rounds[5]["reasons"])
     assert [r["stage"] for r in summary["rounds"][6:]] == ["tune", "tune"]
     assert summary["outcome"] == "improvement" and summary["best"]["speedup_geomean"] > 1.5
-    assert (run / "report.html").is_file()
+    report = (run / "report.html").read_text()
+    assert "tokens=1</td>" in report and "tokens=256</td>" in report  # per-workload shapes of the best

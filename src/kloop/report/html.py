@@ -58,19 +58,37 @@ def _lineage_chain(records: list[Any], best: str) -> str:
     return f"<ol>{''.join(items)}</ol>"
 
 
-def _best_workloads(records: list[Any], best: str) -> str:
+def _best_workloads(records: list[Any], best: str, axes: dict[str, dict[str, int]]) -> str:
     record = next((r for r in records if r.candidate == best), None)
     if record is None or not record.workload_speedups:
         return ""
     top = max([v for v in record.workload_speedups.values() if v] + [1.0])
-    rows = "".join(f"<tr><td><code>{escape(uuid)}</code></td><td>{_fmt(v)} {_bar(v, top)}</td></tr>"
-                   for uuid, v in record.workload_speedups.items())
+    rows = "".join(
+        f"<tr><td>{escape(_shape(axes.get(uuid)))}</td><td><code>{escape(uuid)}</code></td>"
+        f"<td>{_fmt(v)} {_bar(v, top)}</td></tr>"
+        for uuid, v in record.workload_speedups.items()
+    )
     return (f"<h2>Per-workload speedups of {escape(best)}</h2>"
-            f"<table><tr><th>workload</th><th>speedup</th></tr>{rows}</table>")
+            f"<table><tr><th>shape</th><th>workload</th><th>speedup</th></tr>{rows}</table>")
 
 
-def render_report(records: list[Any], summary: Any) -> str:
-    """The page as a string, from lineage records and the summary model."""
+def _shape(axes: dict[str, int] | None) -> str:
+    return ", ".join(f"{name}={value}" for name, value in axes.items()) if axes else "-"
+
+
+def workload_axes(verify_json: Path) -> dict[str, dict[str, int]]:
+    """uuid -> var-axis values, from a round's verify.json (empty when it is missing or unreadable)."""
+    import json
+
+    try:
+        data = json.loads(verify_json.read_text(encoding="utf-8"))
+        return {w["uuid"]: dict(w.get("axes") or {}) for w in data.get("workloads", [])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def render_report(records: list[Any], summary: Any, axes: dict[str, dict[str, int]] | None = None) -> str:
+    """The page as a string, from lineage records, the summary model and the best's workload shapes."""
     best = summary.best
     accepted = sum(1 for r in records if r.accepted and r.round > 0)
     return (
@@ -82,7 +100,7 @@ def render_report(records: list[Any], summary: Any) -> str:
         f"(round {best.round}) at <b>{_fmt(best.speedup_geomean)}</b> &middot; {accepted} accepted of "
         f"{len(summary.rounds)} rounds</p><p>{escape(summary.reason)}</p>"
         f"<h2>Accepted lineage</h2>{_lineage_chain(records, best.candidate)}"
-        f"{_best_workloads(records, best.candidate)}"
+        f"{_best_workloads(records, best.candidate, axes or {})}"
         f"<h2>Rounds</h2>{_rounds_table([r for r in records if r.round > 0])}"
         "<p><small>Speedups are geometric means over the task's workloads, measured by kloop's verifier "
         "against the sealed baseline; the interval is a bootstrap 95% CI.</small></p></body></html>\n"
@@ -92,6 +110,7 @@ def render_report(records: list[Any], summary: Any) -> str:
 def write_report(run_dir: Path, lineage: Any, summary: Any) -> Path:
     path = run_dir / "report.html"
     tmp = path.with_name("report.html.tmp")
-    tmp.write_text(render_report(lineage.all(), summary), encoding="utf-8")
+    axes = workload_axes(run_dir / "artifacts" / f"round-{summary.best.round:03d}" / "verify.json")
+    tmp.write_text(render_report(lineage.all(), summary, axes), encoding="utf-8")
     tmp.replace(path)
     return path
