@@ -51,6 +51,8 @@ REFUSED: dict[str, tuple[set[VerifyStatus], set[str], bool]] = {
     "attack_gc_scan": ({S.INCORRECT_NUMERICAL}, {"numeric", "outputs_written"}, False),
     "attack_read_task_files": ({S.REJECTED, S.COMPILE_ERROR}, {"sandbox_policy", "build"}, False),
     "attack_import_kloop_reference": ({S.REJECTED}, {"sandbox_policy"}, False),
+    # libc open/readdir through ctypes, around the audit hook: Landlock answers EACCES, the import fails
+    "attack_ctypes_read_task": ({S.COMPILE_ERROR, S.REJECTED}, {"build", "sandbox_policy"}, False),
     "attack_exit_at_import": ({S.RUNTIME_ERROR}, {"runtime"}, False),
     "attack_raise": ({S.RUNTIME_ERROR}, {"runtime"}, False),
     "broken_import": ({S.COMPILE_ERROR}, {"build"}, False),

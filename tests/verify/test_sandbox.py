@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from kloop.verify.policy import SandboxPolicy
 from kloop.verify.process import SandboxPool, SandboxProcess
 
@@ -76,3 +78,54 @@ def test_sandbox_gets_a_private_dir_and_minimal_environment(tmp_path: Path) -> N
     finally:
         box.close()
     assert not box.workdir.exists()
+
+
+def test_landlock_ruleset_is_enforced_by_the_kernel_even_for_libc_calls(tmp_path: Path) -> None:
+    """A real ruleset in a child: libc open (no audit hook involved) outside the roots gets EACCES."""
+    from kloop.verify import landlock
+
+    if landlock.abi_version() == 0:
+        pytest.skip("this kernel has no Landlock: the sandbox falls back to the audit hook")
+    shared, work = tmp_path / "shared", tmp_path / "work"
+    (shared / "task").mkdir(parents=True)
+    work.mkdir()
+    for path in (tmp_path / "outside.txt", shared / "task" / "definition.json", shared / "ok.txt"):
+        path.write_text("secret")
+    script = textwrap.dedent(f"""
+        import ctypes, os
+        from kloop.verify import landlock
+        from kloop.verify.policy import SYSTEM_ROOTS, python_roots
+        abi = landlock.restrict(read=[*python_roots(), *SYSTEM_ROOTS, {str(shared)!r}], write=[{str(work)!r}, "/dev"],
+                                deny=[{str(shared / "task")!r}])
+        libc = ctypes.CDLL(None, use_errno=True)
+        def libc_open(path, flags):
+            fd = libc.open(path.encode(), flags, 0o600)
+            return "ok" if fd >= 0 and libc.close(fd) == 0 else os.strerror(ctypes.get_errno())
+        print(abi)
+        print(libc_open({str(tmp_path / "outside.txt")!r}, os.O_RDONLY))
+        print(libc_open({str(shared / "task" / "definition.json")!r}, os.O_RDONLY))
+        print(libc_open({str(shared / "ok.txt")!r}, os.O_RDONLY))
+        print(libc_open({str(shared / "new.txt")!r}, os.O_WRONLY | os.O_CREAT))
+        print(libc_open({str(work / "new.txt")!r}, os.O_WRONLY | os.O_CREAT))
+        print(libc_open("/dev/null", os.O_WRONLY))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    abi, outside, task, sibling, shared_write, work_write, dev_null = proc.stdout.split("\n")[:7]
+    assert int(abi) == landlock.abi_version(), proc.stdout
+    assert [outside, task, shared_write] == [os.strerror(13)] * 3, proc.stdout  # EACCES
+    assert sibling == work_write == dev_null == "ok"
+
+
+def test_verdict_says_which_filesystem_policy_ran(tmp_path: Path) -> None:
+    from kloop.task.load import load_task
+    from kloop.verify import VerifyOptions, landlock, verify
+
+    here = Path(__file__).parent
+    options = VerifyOptions(device="cpu", timing=False, speedup=False, log_dir=tmp_path / "logs",
+                            cache_dir=tmp_path / "cache", workloads=1)  # fmt: skip
+    result = verify(load_task(here / "tasks" / "rmsnorm_tiny"), here / "redteam" / "honest_dps", options)
+    assert result.passed, result.reasons
+    detail = next(c.detail for c in result.checks if c.name == "sandbox_policy")
+    abi = landlock.abi_version()
+    assert detail == (f"filesystem: landlock abi {abi}" if abi else "filesystem: audit hook only")

@@ -5,8 +5,8 @@ Installed before the candidate is imported and impossible to remove from Python,
 roots (the task, the baseline) even when an allowed root contains them, and other processes'
 /proc entries (the supervisor's memory holds the seed). Every refusal is also recorded, and the
 supervisor turns any record into a REJECTED verdict (`sandbox_policy`), so catching the
-PermissionError does not help. A candidate calling libc through ctypes goes around the hook; that
-residue is documented in docs/verify.md.
+PermissionError does not help. A candidate calling libc through ctypes goes around the hook; the
+Landlock ruleset of `landlock.py`, applied right after it, closes that where the kernel has it.
 """
 
 from __future__ import annotations

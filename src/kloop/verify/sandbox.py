@@ -14,6 +14,7 @@ import gc
 import hashlib
 import os
 import resource
+import shutil
 import sys
 import threading
 import time
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kloop.verify import landlock
 from kloop.verify.channel import Channel, ChannelClosed, ProtocolViolation, tensor_to_bytes
 from kloop.verify.clocks import make_clock
 from kloop.verify.policy import SYSTEM_ROOTS, SandboxPolicy, python_roots
@@ -72,11 +74,11 @@ class Harness:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(source.content)
         sys.path.insert(0, str(src))
-        self._arm_policy(req)
+        filesystem = self._arm_policy(req)
         try:
             built = _build(solution, self.device, Path(req["cache_dir"]), src)
         except Exception as exc:  # any failure to build or import is the candidate's compile error
-            return {"ok": False, "kind": "compile", "error": _describe(exc)}, {}
+            return {"ok": False, "kind": "compile", "error": _describe(exc), "filesystem": filesystem}, {}
         self.fn = built.fn
         self.dps = bool(built.destination_passing)
         return {
@@ -86,6 +88,7 @@ class Harness:
             "timing_meaningful": bool(getattr(built, "timing_meaningful", True)),
             "cache_key": str(getattr(built, "cache_key", "")),
             "new_threads": self._new_threads(),
+            "filesystem": filesystem,
         }, {}
 
     def stage(self, req: dict[str, Any], tensors: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -219,10 +222,29 @@ class Harness:
     def _violations(self) -> list[str]:
         return list(self.policy.violations) if self.policy else []
 
-    def _arm_policy(self, req: dict[str, Any]) -> None:
-        allow = [*python_roots(), *SYSTEM_ROOTS, str(self.workdir), req["cache_dir"], *req.get("allow", [])]
-        self.policy = SandboxPolicy(allow=allow, deny=list(req.get("deny", [])))
+    def _arm_policy(self, req: dict[str, Any]) -> str:
+        """Audit hook (readable refusals) plus, where the kernel has it, a Landlock ruleset (no bypass)."""
+        writable = [str(self.workdir), req["cache_dir"]]
+        allow = [*python_roots(), *SYSTEM_ROOTS, *writable, *req.get("allow", [])]
+        deny, read = list(req.get("deny", [])), [*allow, *_runtime_roots()]
+        self.policy = SandboxPolicy(allow=allow, deny=deny)
         self.policy.install()
+        abi = landlock.restrict(read=read, write=[*writable, "/dev"], deny=deny)
+        return f"filesystem: landlock abi {abi}" if abi else "filesystem: audit hook only"
+
+
+def _runtime_roots() -> list[str]:
+    """What the native runtime reads besides the Python roots: /proc, the compilers, LD_LIBRARY_PATH."""
+    roots = ["/proc"]
+    for var in ("CUDA_HOME", "CUDA_PATH", "ROCM_PATH"):
+        if os.environ.get(var):
+            roots.append(os.environ[var])
+    roots.extend(p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if os.path.isabs(p))
+    for tool in (os.environ.get("CC"), os.environ.get("CXX"), "cc", "c++", "gcc", "g++", "nvcc", "hipcc"):
+        found = shutil.which(tool) if tool else None
+        if found:  # the toolchain's prefix (/usr/local/cuda for .../bin/nvcc): headers and libs live there
+            roots.append(os.path.dirname(os.path.dirname(os.path.realpath(found))))
+    return roots
 
 
 def _numel(shape: list[int]) -> int:

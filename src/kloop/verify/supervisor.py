@@ -145,12 +145,15 @@ class Verification:
 
     def _load(self, box: SandboxProcess, solution: Solution, *, candidate: bool) -> bool:
         """Build and import in the sandbox; record build/timing facts. False when it failed."""
-        deny = [str(p) for p in (self.task.root, self.task.definition_path, self.task.workloads_path,
-                                 self.task.baseline_path) if p is not None]  # fmt: skip
+        # absolute: the sandbox resolves paths against its own cwd (a relative task path would deny its workdir)
+        deny = [str(Path(p).resolve()) for p in (self.task.root, self.task.definition_path, self.task.workloads_path,
+                                                 self.task.baseline_path) if p is not None]  # fmt: skip
         timeout = max(self.options.timeout_s, BUILD_TIMEOUT_FLOOR_S) if self.options.build_timeout_s is None \
             else self.options.build_timeout_s
         reply, _ = box.request("load", {"solution": solution.model_dump(mode="json"), "cache_dir": str(self.cache_dir),
                                         "deny": deny}, timeout_s=timeout)  # fmt: skip
+        if candidate and reply.get("filesystem"):
+            self.book.passed("sandbox_policy", str(reply["filesystem"]))
         if not reply.get("ok"):
             if candidate:
                 self.book.failed("build", str(reply.get("error", "build failed"))[:2000])
