@@ -8,7 +8,6 @@ import pytest
 
 from kloop.errors import BadInput
 from kloop.wiki.cards import load_cards, parse_card, shipped_cards
-from kloop.wiki.schema import FALLBACK_FINDING_IDS, finding_ids
 from kloop.wiki.store import WikiStore
 
 CARD = """---
@@ -96,10 +95,6 @@ def test_readme_is_not_a_card_and_reingest_updates(tmp_path: Path, store: WikiSt
     assert store.count("card") == 1
     assert [h.id for h in store.search("multicast")] == ["card/hopper-tma"]
     assert store.get("hopper-tma").id == "card/hopper-tma"  # the bare card id resolves
-
-
-def test_fallback_vocabulary_matches_profiler() -> None:
-    assert set(FALLBACK_FINDING_IDS) <= finding_ids()
 
 
 def test_shipped_cards_load_and_seed_a_new_store(seeded_store: WikiStore) -> None:

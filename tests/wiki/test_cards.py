@@ -76,11 +76,9 @@ def load_cards() -> list[Card]:
 
 
 def finding_vocabulary() -> set[str]:
-    """The FindingId enum once the profiler schema exists, else DESIGN's list."""
-    try:
-        from kloop.profile.schema import FindingId
-    except ImportError:
-        return set(DESIGN_FINDINGS)
+    """The profiler's FindingId enum, which cards are validated against."""
+    from kloop.profile.schema import FindingId
+
     return {str(f.value) for f in FindingId}
 
 

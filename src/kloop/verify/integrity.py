@@ -14,7 +14,7 @@ from kloop.task.load import Task
 from kloop.verify.checks import CheckBook
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -37,7 +37,7 @@ def task_fingerprint(task: Task) -> str:
     """One sha256 over the task files' paths and contents."""
     digest = hashlib.sha256()
     for path in task_files(task):
-        digest.update(str(path).encode() + b"\0" + _sha256(path).encode())
+        digest.update(str(path).encode() + b"\0" + sha256_file(path).encode())
     return digest.hexdigest()
 
 
@@ -54,7 +54,7 @@ def verify_integrity(task: Task, manifest: dict[str, str] | None, book: CheckBoo
             bad.append(f"{relpath} (outside the task)")
         elif not path.is_file():
             bad.append(f"{relpath} (missing)")
-        elif _sha256(path) != expected.lower():
+        elif sha256_file(path) != expected.lower():
             bad.append(f"{relpath} (changed)")
     if bad:
         book.failed("integrity", f"sealed files differ: {', '.join(bad[:5])}")

@@ -9,7 +9,6 @@ asked for data only; every decision is taken here.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import secrets
 import tempfile
 import time
@@ -267,11 +266,3 @@ def resolve_device(requested: str) -> str:
     if requested == "cuda" and not has_cuda:
         raise BadInput("--device", "cuda was requested but torch sees no CUDA device")
     return "cuda" if has_cuda else "cpu"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -40,25 +40,10 @@ class Confidence(StrEnum):
     inferred = "inferred"
 
 
-# DESIGN.md's finding vocabulary. The profiler owns the closed enum (kloop.profile.schema.FindingId);
-# this copy is used only while that module is absent, and a test keeps the two equal.
-FALLBACK_FINDING_IDS: tuple[str, ...] = (
-    "memory_bound", "compute_bound", "latency_bound", "near_speed_of_light", "tensor_core_bound",
-    "grid_too_small", "tail_effect", "occupancy_limited_registers", "occupancy_limited_shared_memory",
-    "occupancy_limited_block_size", "register_spill", "uncoalesced_global_access",
-    "shared_memory_bank_conflict", "warp_divergence", "atomic_contention", "tensor_cores_unused",
-    "poor_data_reuse", "redundant_dram_traffic", "long_scoreboard_stall", "barrier_stall",
-    "pipe_throttle", "instruction_cache_miss", "low_issue_efficiency", "launch_overhead",
-    "workload_imbalance",
-)
-
-
 def finding_ids() -> frozenset[str]:
-    """The finding vocabulary, from the profiler's enum when it is importable."""
-    try:
-        from kloop.profile.schema import FindingId
-    except Exception:  # a sibling capability that is absent or half-built must not break the wiki
-        return frozenset(FALLBACK_FINDING_IDS)
+    """The finding vocabulary: the profiler's closed enum is the one definition of DESIGN's ids."""
+    from kloop.profile.schema import FindingId
+
     return frozenset(str(member.value) for member in FindingId)
 
 
