@@ -12,9 +12,14 @@ KLOOP = [sys.executable, "-m", "kloop.cli"]
 
 
 def test_every_capability_is_registered() -> None:
-    out = subprocess.run([*KLOOP, "--help"], capture_output=True, text=True, check=True).stdout
-    for command in ("verify", "doctor", "run", "approve", "status", "task", "profile", "wiki"):
-        assert command in out
+    """Registration skips a missing module silently, so check the command table itself."""
+    import typer
+
+    from kloop import cli
+
+    cli._register()
+    names = set(typer.main.get_command(cli.app).commands)
+    assert names >= {"verify", "doctor", "run", "approve", "status", "task", "profile", "wiki"}
 
 
 def test_bad_input_carrying_newlines_prints_one_line(tmp_path: Path) -> None:

@@ -69,3 +69,19 @@ def test_nothing_to_tune(tmp_path: Path) -> None:
     (tmp_path / "solution" / "solution.json").write_text("{}")
     result = TunerAgent().run(AgentRequest(role=Role.writer, prompt="", workspace=tmp_path))
     assert result.status is AgentStatus.exhausted
+
+
+def test_boolean_tunables_are_spelled_for_the_source_language(tmp_path: Path) -> None:
+    """A tune round must render exactly as kloop.task does: `true` in C++, `True` in Python."""
+    sol = tmp_path / "solution"
+    sol.mkdir()
+    meta = {"name": "t", "definition": "d", "author": "a",
+            "spec": {"language": "cpp", "target_hardware": ["cpu"], "entry_point": "kernel.cpp::run"},
+            "sources": [{"path": "kernel.cpp"}, {"path": "helper.py"}],
+            "kloop": {"tunables": {"FAST": [False, True]}}}  # fmt: skip
+    (sol / "solution.json").write_text(json.dumps(meta))
+    (sol / "kernel.cpp").write_text("constexpr bool kFast = ${FAST};\n")
+    (sol / "helper.py").write_text("FAST = ${FAST}\n")
+    instantiate(sol, {"FAST": True})
+    assert (sol / "kernel.cpp").read_text() == "constexpr bool kFast = true;\n"
+    assert (sol / "helper.py").read_text() == "FAST = True\n"

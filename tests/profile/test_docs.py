@@ -23,7 +23,7 @@ def test_doc_table_names_sources_for_both_vendors() -> None:
     block = render_block()
     assert "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld" in block  # NVIDIA coalescing
     assert "l1tex__data_bank_conflicts_pipe_lsu_mem_shared" in block  # NVIDIA bank conflicts
-    assert "SQ_LDS_BANK_CONFLICT" in block or "LDS" in block  # AMD side of the same rule
+    assert "SQ_LDS_BANK_CONFLICT" in block  # AMD side of the same rule
 
 
 def test_skill_has_agent_skill_front_matter_and_teaches_the_loop() -> None:

@@ -37,12 +37,15 @@ def read_tunables(solution_dir: Path) -> dict[str, list[Any]]:
     return space
 
 
-def _substitute(text: str, config: Config) -> str:
+def _substitute(text: str, config: Config, *, python: bool) -> str:
+    """Placeholders replaced the way kloop.task renders them (same pattern, same spelling)."""
+    from kloop.task.tunables import PLACEHOLDER, format_value
+
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
-        return str(config[name]) if name in config else match.group(0)
+        return format_value(config[name], python=python) if name in config else match.group(0)
 
-    return re.sub(r"\$\{(\w+)\}", value, text)
+    return PLACEHOLDER.sub(value, text)
 
 
 def instantiate(solution_dir: Path, config: Config) -> None:
@@ -51,11 +54,12 @@ def instantiate(solution_dir: Path, config: Config) -> None:
     data = json.loads(meta_path.read_text(encoding="utf-8"))
     for source in data.get("sources", []):
         if isinstance(source.get("content"), str):
-            source["content"] = _substitute(source["content"], config)
+            source["content"] = _substitute(source["content"], config, python=source["path"].endswith(".py"))
             continue
         file = solution_dir / source["path"]
         if file.is_file():
-            file.write_text(_substitute(file.read_text(encoding="utf-8"), config), encoding="utf-8")
+            text = _substitute(file.read_text(encoding="utf-8"), config, python=file.suffix == ".py")
+            file.write_text(text, encoding="utf-8")
     kloop = dict(data.get("kloop") or {})
     kloop.pop("tunables", None)
     kloop["config"] = config

@@ -82,13 +82,8 @@ class KernelWiki:
         self.db_path = db_path
 
     def search(self, query: str, k: int = 5) -> list[str]:
-        try:
-            from kloop.wiki import WikiStore, default_db_path
-        except ImportError:
-            return []
-        import re
+        from kloop.wiki import WikiStore, default_db_path, render_for_agent
 
-        query = " ".join(re.findall(r"[A-Za-z][A-Za-z0-9_]{2,}", query)[:24])  # plain words: FTS5-safe
         path = self.db_path or default_db_path()
         if not Path(path).is_file():
             return []
@@ -96,7 +91,8 @@ class KernelWiki:
             hits = WikiStore(path).search(query, k=k)
         except Exception as exc:  # a broken wiki must not stop a run; say so in the prompt
             return [f"- (wiki search failed: {type(exc).__name__}: {exc})"]
-        return [f"- [{h.id}] {h.title}: {getattr(h, 'snippet', '')}"[:400] for h in hits]
+        # render_for_agent fences upstream text (a fence it cannot close) and names provenance
+        return render_for_agent(hits).splitlines() if hits else []
 
 
 def call_agent(agent: Agent, request: AgentRequest) -> AgentResult:

@@ -60,14 +60,12 @@ def known_names() -> frozenset[str]:
 
 def arch_facts(profile: KernelProfile) -> Any | None:
     """ArchFacts for the profile's arch/device, or None when unknown (rules needing them won't fire)."""
-    try:
-        from kloop.device.arch import arch_from_device_name, facts_for
-    except ImportError:
-        return None
+    from kloop.device.arch import UnknownArch, arch_from_device_name, facts_for
+
     try:
         arch = profile.arch or (arch_from_device_name(profile.device) if profile.device else None)
         return facts_for(arch, profile.device) if arch else None
-    except Exception:  # unknown arch: rules that need facts simply stay silent
+    except UnknownArch:  # a broken arch table is still an error, reported by name
         return None
 
 

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from kloop.errors import BadInput
-from kloop.profile.naming import normalized_kernel_name
+from kloop.profile.names import normalize_kernel_name
 from kloop.profile.ncu_metrics import (
     DETAILS_METRICS,
     FIELD_SCALE,
@@ -90,7 +90,7 @@ def _common(row: dict[str, str]) -> dict[str, object]:
     cc = (row.get("CC") or "").strip()
     arch = "sm_" + cc.replace(".", "") if re.fullmatch(r"\d+\.\d+", cc) else None
     name = row.get(NAME_COLUMN, "").strip()
-    return {"name": name, "normalized_name": normalized_kernel_name(name), "vendor": Vendor.nvidia, "arch": arch}
+    return {"name": name, "normalized_name": normalize_kernel_name(name), "vendor": Vendor.nvidia, "arch": arch}
 
 
 def _launch_id(row: dict[str, str], path: Path) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kloop.errors import BadInput
-from kloop.profile.naming import normalized_kernel_name
+from kloop.profile.names import normalize_kernel_name
 from kloop.profile.ncu_metrics import (
     STALL_REASONS,
     STALL_SAMPLE_PREFIX,
@@ -68,7 +68,7 @@ def _profile(action: Any, ncu_report: Any, path: Path, index: int) -> KernelProf
     device = raw.get("device__attribute_display_name")
     return KernelProfile(
         name=name,
-        normalized_name=normalized_kernel_name(name),
+        normalized_name=normalize_kernel_name(name),
         vendor=Vendor.nvidia,
         arch=arch,
         device=device if isinstance(device, str) else None,

@@ -35,7 +35,7 @@ def render_tunables(solution: Solution, config: dict[str, TunableValue] | None =
 
         def replace(match: re.Match[str]) -> str:
             name = match.group(1)
-            return _format(values[name], python=python) if name in values else match.group(0)
+            return format_value(values[name], python=python) if name in values else match.group(0)
 
         return source.model_copy(update={"content": PLACEHOLDER.sub(replace, source.content)})
 
@@ -44,7 +44,7 @@ def render_tunables(solution: Solution, config: dict[str, TunableValue] | None =
     return solution.model_copy(update={"sources": sources, "kloop": settings})
 
 
-def _format(value: TunableValue, *, python: bool) -> str:
+def format_value(value: TunableValue, *, python: bool) -> str:
     """A value spelled for the source it lands in: `True` in Python/Triton, `true` in C++."""
     if isinstance(value, bool) and not python:
         return "true" if value else "false"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import hashlib
 import os
 import resource
 import shutil
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kloop.verify import landlock
-from kloop.verify.channel import Channel, ChannelClosed, ProtocolViolation, tensor_to_bytes
+from kloop.verify.channel import Channel, ChannelClosed, ProtocolViolation, tensor_digest
 from kloop.verify.clocks import make_clock
 from kloop.verify.policy import SYSTEM_ROOTS, SandboxPolicy, python_roots
 from kloop.verify.stats import fresh_inputs, iteration_seeds
@@ -37,10 +36,6 @@ def _limit_memory(limit_mb: int, device: str) -> None:
     if limit_mb > 0 and device == "cpu":
         limit = limit_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
-def _digest(tensor: Any) -> str:
-    return hashlib.sha256(tensor_to_bytes(tensor)[1]).hexdigest()
 
 
 class Harness:
@@ -109,7 +104,7 @@ class Harness:
         except BaseException as exc:  # SystemExit and KeyboardInterrupt are runtime errors too
             return {"ok": False, "kind": "runtime", "error": _describe(exc)}, {}
         meta, tensors = self._describe_outputs(outs)
-        digests = {k: _digest(v) for k, v in inputs.items() if isinstance(v, self.torch.Tensor)}
+        digests = {k: tensor_digest(v) for k, v in inputs.items() if isinstance(v, self.torch.Tensor)}
         return {"ok": True, "outputs": meta, "input_digests": digests, "elapsed_ns": elapsed,
                 "new_threads": self._new_threads(), "violations": self._violations()}, tensors
 

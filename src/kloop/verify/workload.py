@@ -15,6 +15,7 @@ from typing import Any
 from kloop.errors import BadInput
 from kloop.task.load import Task
 from kloop.task.schema import Workload
+from kloop.verify.channel import tensor_digest
 from kloop.verify.checks import CheckBook
 from kloop.verify.process import SandboxProcess
 from kloop.verify.result import VerifyStatus, WorkloadResult, worst
@@ -26,12 +27,6 @@ POISONS: tuple[list[float], list[float]] = ([1234.5, -77], [-567.25, -99])
 def derive_seed(seed: int, label: str) -> int:
     """A 63-bit seed for one purpose (a workload, the held-out draw), from the secret seed."""
     return int.from_bytes(hashlib.sha256(f"{seed}:{label}".encode()).digest()[:8], "little") >> 1
-
-
-def digest_tensor(tensor: Any) -> str:
-    from kloop.verify.channel import tensor_to_bytes
-
-    return hashlib.sha256(tensor_to_bytes(tensor)[1]).hexdigest()
 
 
 class WorkloadJudge:
@@ -124,7 +119,7 @@ class WorkloadJudge:
         ref = self.reference_outputs(inputs, axes, where)
         var_axes = {a: axes[a] for a in self.definition.var_axes if a in axes}
         result = WorkloadResult(uuid=workload.uuid, axes=var_axes, heldout=heldout)
-        digests = {k: digest_tensor(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+        digests = {k: tensor_digest(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         self.stage(box, inputs, axes, timeout_s)
         statuses: list[VerifyStatus] = []
         runs: list[list[Any]] = []
