@@ -79,6 +79,22 @@ def test_plan_gate_pauses_until_approved(tmp_path: Path) -> None:
     assert "best: r001" in status_report(run, as_json=False)
 
 
+def test_a_plan_edited_after_approval_is_not_frozen(tmp_path: Path) -> None:
+    lines = [{"claim": "2x", "files": {"FAKE_VERDICT.json": fake(2.0)}}]
+    campaign = make_campaign(tmp_path, lines, stages=[Stage.research, Stage.iterate], gate_plan=True)
+    run = tmp_path / "run"
+    campaign.run()
+    approve(run)
+    plan = run / "workspace" / "notes" / "plan.md"
+    plan.write_text(plan.read_text() + "\n5. Slipped in after approval.\n")
+    campaign.lineage.close()
+    services = Services(writer=get_agent(f"replay:{tmp_path / 'campaign.jsonl'}"), reviewer=get_agent("rules"),
+                        tuner=TunerAgent(), verifier=FakeVerifier())
+    summary = Campaign.open(run, services).run()
+    assert summary.status is RunStatus.awaiting_approval and summary.rounds == []
+    assert "changed since" in summary.reason
+
+
 def test_broken_baseline_blocks_the_run(tmp_path: Path) -> None:
     import shutil
 
@@ -138,10 +154,11 @@ def test_wiki_hits_reach_the_plan_and_the_prompts_fenced(tmp_path: Path) -> None
     campaign.run()
     run = tmp_path / "run"
     plan = (run / "workspace" / "notes" / "plan.md").read_text()
-    assert "## Related knowledge (wiki, untrusted excerpts)" in plan and "\n- [" in plan
+    assert "## Related knowledge (wiki, untrusted excerpts)" in plan and "[card/" in plan
+    assert "```untrusted-upstream-text" in plan  # upstream text fenced by render_for_agent
     prompt = (run / "artifacts" / "round-001" / "prompt.md").read_text()
     start, end = prompt.index(UNTRUSTED_OPEN), prompt.index(UNTRUSTED_CLOSE)
-    assert "- [" in prompt[start:end]
+    assert "[card/" in prompt[start:end] and "```untrusted-upstream-text" in prompt[start:end]
 
 
 class MeddlingReviewer:

@@ -53,3 +53,18 @@ def test_fib_cuda_solution_on_cpu_is_a_compile_error(shared_fixtures: Path, tmp_
     result = verify(task, root / "solutions" / "example_agent_solution.json", options(tmp_path, workloads=1))
     assert result.status is VerifyStatus.COMPILE_ERROR
     assert result.failed_checks() == ["build"]
+
+
+def test_the_definitions_heldout_count_is_honoured(tmp_path: Path) -> None:
+    """`kloop.heldout.count` in the task is the task author's word, over the verifier's default."""
+    import json
+    import shutil
+
+    task_dir = shutil.copytree(Path(__file__).parent / "tasks" / "rmsnorm_tiny", tmp_path / "task")
+    definition = json.loads((task_dir / "definition.json").read_text())
+    definition["kloop"]["heldout"]["count"] = 3
+    (task_dir / "definition.json").write_text(json.dumps(definition))
+    solution = Path(__file__).parent / "redteam" / "honest_value"
+    result = verify(load_task(task_dir), solution, options(tmp_path, timing=False, speedup=False))
+    assert result.passed, result.reasons
+    assert sum(w.heldout for w in result.workloads) == 3

@@ -161,10 +161,21 @@ class Campaign:
             (self.workspace.notes / "plan.md").write_text(plan, encoding="utf-8")
             self.workspace.commit_round(0, "research: plan")
             self.lineage.set_meta("plan_written", True)
-        if self.config.gate_plan and not self.lineage.meta("plan_approved"):
+        if self.config.gate_plan:
+            self._require_approval()
+        self._freeze_plan()
+
+    def _require_approval(self) -> None:
+        """The plan frozen must be the plan a person approved, byte for byte."""
+        import hashlib
+
+        approved = self.lineage.meta("plan_approved")
+        if not approved:
             raise AwaitingApproval("research done: review notes/plan.md, then `kloop approve RUN_DIR` "
                                    "and `kloop run --resume RUN_DIR`")
-        self._freeze_plan()
+        current = hashlib.sha256((self.workspace.notes / "plan.md").read_bytes()).hexdigest()
+        if current != approved:
+            raise AwaitingApproval("notes/plan.md changed since `kloop approve`: review it and approve again")
 
     def _ensure_plan(self, stage: Stage) -> None:
         if stage is Stage.research or self.lineage.get(0) is not None:
@@ -235,8 +246,6 @@ class Campaign:
         best = self._best()
         state = "accepted" if record.accepted else "rejected: " + "; ".join(record.reasons)[:100]
         self.services.progress.update(best=best.speedup_geomean, note=f"round {record.round} {state}")
-        if record.cost_usd:
-            self.lineage.set_meta("cost_usd", float(self.lineage.meta("cost_usd", 0.0)) + record.cost_usd)
         self._save(RunStatus.running, f"round {record.round} done")
         target = self.config.target_speedup
         if target and best.round > 0 and (best.speedup_geomean or 0.0) >= target:
@@ -285,7 +294,7 @@ class Campaign:
             raise BudgetExhausted(f"round budget used: {done} of {self.config.rounds} rounds")
         if self.config.budget_s is not None and self.elapsed() >= self.config.budget_s:
             raise BudgetExhausted(f"wall-time budget used: {self.elapsed():.0f}s of {self.config.budget_s:.0f}s")
-        cost = float(self.lineage.meta("cost_usd", 0.0))
+        cost = self.lineage.spent_usd()
         if self.config.cost_limit_usd is not None and cost >= self.config.cost_limit_usd:
             raise BudgetExhausted(f"cost budget used: ${cost:.2f} of ${self.config.cost_limit_usd:.2f}")
 

@@ -168,6 +168,10 @@ class Lineage:
     def all(self) -> list[CandidateRecord]:
         return [self._record(r) for r in self.db.execute("SELECT * FROM candidates ORDER BY round")]
 
+    def spent_usd(self) -> float:
+        """Agent cost so far, summed from the rounds themselves (nothing to lose in a crash)."""
+        return sum(record.cost_usd or 0.0 for record in self.all())
+
     def rounds(self) -> list[CandidateRecord]:
         """Writer rounds only (the baseline row excluded)."""
         return [r for r in self.all() if r.round > 0]

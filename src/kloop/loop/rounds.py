@@ -193,7 +193,7 @@ class RoundRunner:
 
     def _cost_left(self) -> float | None:
         limit = self.config.cost_limit_usd
-        return None if limit is None else max(0.0, limit - float(self.lineage.meta("cost_usd", 0.0)))
+        return None if limit is None else max(0.0, limit - self.lineage.spent_usd())
 
     def _verifiable(self, attempt: Attempt) -> bool:
         return (attempt.result.status is AgentStatus.completed and bool(attempt.changed)

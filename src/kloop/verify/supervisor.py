@@ -136,8 +136,10 @@ class Verification:
         listed = list(self.task.workloads)
         if self.options.workloads is not None:
             listed = listed[: self.options.workloads]
+        spec = self.task.definition.settings.heldout
+        count = spec.count if spec is not None and spec.count is not None else self.options.heldout
         heldout = heldout_workloads(self.task.definition, listed, seed=derive_seed(self.seed, "heldout"),
-                                    count=self.options.heldout)  # fmt: skip
+                                    count=count)  # fmt: skip
         if not heldout:
             self.book.skip("heldout", "the definition has no var axes to draw beyond the listed values")
         return listed, heldout
