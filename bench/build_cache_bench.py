@@ -43,7 +43,7 @@ TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, run);
 
 CHILD = """
 import json, sys, time, torch
-from kloop.build import build_solution
+from kloop.builder import build_solution
 from kloop.task.schema import Solution
 solution = Solution.model_validate_json(sys.argv[1])
 began = time.perf_counter()

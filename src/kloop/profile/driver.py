@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     """Build, warm up, then run the profiled calls inside the NVTX range."""
     import torch
 
-    from kloop.build import build_solution
+    from kloop.builder import build_solution
     from kloop.task.inputs import make_inputs
     from kloop.task.load import load_solution, load_task
     from kloop.task.shapes import resolve_axes

@@ -259,7 +259,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def _build(solution: Any, device: str, cache_dir: Path, solution_dir: Path) -> Any:
-    from kloop.build import build_solution
+    from kloop.builder import build_solution
 
     return build_solution(solution, device=device, cache_dir=cache_dir, solution_dir=solution_dir)
 

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kloop.build import default_cache_dir
+from kloop.builder import default_cache_dir
 from kloop.errors import HarnessFailure
 from kloop.task.load import Task
 from kloop.task.schema import Definition, Solution, Workload

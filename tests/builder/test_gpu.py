@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from kloop.build import build_solution
-from tests.build.conftest import make_solution, run_python
-from tests.build.test_cuda_check import TORCH_BOUND
-from tests.build.test_triton import SCRIPT, SOFTMAX
+from kloop.builder import build_solution
+from tests.builder.conftest import make_solution, run_python
+from tests.builder.test_cuda_check import TORCH_BOUND
+from tests.builder.test_triton import SCRIPT, SOFTMAX
 
 pytestmark = pytest.mark.gpu
 

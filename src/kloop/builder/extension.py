@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kloop.build import tvm_ffi_binding
-from kloop.build.result import BuildError, ToolchainMissing, UnsupportedBinding
-from kloop.build.sources import entry_parts, shorten, write_sources
+from kloop.builder import tvm_ffi_binding
+from kloop.builder.result import BuildError, ToolchainMissing, UnsupportedBinding
+from kloop.builder.sources import entry_parts, shorten, write_sources
 from kloop.device.schema import DeviceKind
 from kloop.device.tools import python_package_version, version_text, which
 
@@ -167,7 +167,7 @@ class TorchExtensionBuilder:
                 raise BuildError("this torch is not a ROCm build; hip solutions need torch for ROCm")
         if language == "cuda" and not torch.version.cuda:
             raise BuildError("this torch has no CUDA support; cuda solutions run on a CUDA machine "
-                             "(use kloop.build.check_compiles for a compile-only check)")
+                             "(use kloop.builder.check_compiles for a compile-only check)")
 
     def compile(self, solution: Any, entry_dir: Path, kind: DeviceKind, arch: str, module_name: str) -> dict[str, Any]:
         language = str(getattr(solution.spec.language, "value", solution.spec.language))

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from kloop.build import BuildError, UnknownLanguage, build_solution, languages, register_builder
-from tests.build.conftest import make_solution
+from kloop.builder import BuildError, UnknownLanguage, build_solution, languages, register_builder
+from tests.builder.conftest import make_solution
 
 MAIN = """
 from . import helpers

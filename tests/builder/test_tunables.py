@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from kloop.build import BuildError, build_solution, default_config, instantiate, placeholders
-from tests.build.conftest import make_solution
+from kloop.builder import BuildError, build_solution, default_config, instantiate, placeholders
+from tests.builder.conftest import make_solution
 
 TUNED = {"main.py": "SCALE = ${SCALE}\nOFFSET = ${OFFSET}\nSHELL = '${HOME}'\n\n"
                     "def run(x):\n    return x * SCALE + OFFSET\n"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kloop.build.result import BuildError
+from kloop.builder.result import BuildError
 from kloop.task.tunables import PLACEHOLDER, default_config, render_tunables
 
 __all__ = ["default_config", "instantiate", "placeholders", "resolve_placeholders"]

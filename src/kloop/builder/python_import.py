@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kloop.build.result import BuildError, ToolchainMissing
-from kloop.build.sources import entry_parts, shorten, write_sources
+from kloop.builder.result import BuildError, ToolchainMissing
+from kloop.builder.sources import entry_parts, shorten, write_sources
 from kloop.device.schema import DeviceKind
 from kloop.device.tools import python_package_version
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kloop.build import tvm_ffi_binding
-from kloop.build.extension import SOURCE_SUFFIXES, binding_of, compile_error_summary
-from kloop.build.result import BuildError, ToolchainMissing, UnsupportedBinding
-from kloop.build.sources import write_sources
-from kloop.build.tunables import resolve_placeholders
+from kloop.builder import tvm_ffi_binding
+from kloop.builder.extension import SOURCE_SUFFIXES, binding_of, compile_error_summary
+from kloop.builder.result import BuildError, ToolchainMissing, UnsupportedBinding
+from kloop.builder.sources import write_sources
+from kloop.builder.tunables import resolve_placeholders
 from kloop.device.tools import which
 
 COMPILE_TIMEOUT_S = 600

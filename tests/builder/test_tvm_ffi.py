@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from kloop.build import BuildError, build_solution, check_compiles, tvm_ffi_binding
+from kloop.builder import BuildError, build_solution, check_compiles, tvm_ffi_binding
 from kloop.device import which
 from kloop.task.load import load_solution
-from tests.build.conftest import make_solution
+from tests.builder.conftest import make_solution
 
 pytestmark = pytest.mark.skipif(not tvm_ffi_binding.available(), reason="apache-tvm-ffi not installed")
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kloop.build.result import BuildError, UnsupportedBinding
-from kloop.build.sources import shorten
+from kloop.builder.result import BuildError, UnsupportedBinding
+from kloop.builder.sources import shorten
 from kloop.device.tools import python_package_version
 
 PACKAGE = "apache-tvm-ffi"

@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kloop.build.cache import BuildCache, cache_key
-from kloop.build.extension import TorchExtensionBuilder
-from kloop.build.python_import import PythonBuilder, TritonBuilder
-from kloop.build.registry import builder_for, register_builder
-from kloop.build.result import BuiltSolution
-from kloop.build.tunables import resolve_placeholders
+from kloop.builder.cache import BuildCache, cache_key
+from kloop.builder.extension import TorchExtensionBuilder
+from kloop.builder.python_import import PythonBuilder, TritonBuilder
+from kloop.builder.registry import builder_for, register_builder
+from kloop.builder.result import BuiltSolution
+from kloop.builder.tunables import resolve_placeholders
 from kloop.device.detect import identify, resolve_kind
 from kloop.device.schema import DeviceInfo, DeviceKind
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from kloop.build.result import UnknownLanguage
+from kloop.builder.result import UnknownLanguage
 from kloop.device.schema import DeviceKind
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kloop.build.result import BuildError
+from kloop.builder.result import BuildError
 
 
 def write_sources(solution: Any, root: Path) -> list[Path]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kloop.build import build_solution
+from kloop.builder import build_solution
 from kloop.task.inputs import make_inputs
 from kloop.task.load import load_solution, load_task
 from kloop.task.reference import load_reference

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kloop.build import BuildCache, build_solution, cache_key
-from kloop.build.cache import default_cache_dir
-from tests.build.conftest import REPO, make_solution
+from kloop.builder import BuildCache, build_solution, cache_key
+from kloop.builder.cache import default_cache_dir
+from tests.builder.conftest import REPO, make_solution
 
 TOOLS = {"gcc": "12.2.0", "flags": "-O3"}
 
@@ -66,7 +66,7 @@ def test_incomplete_entry_is_rebuilt_and_failures_leave_nothing(tmp_path: Path) 
 RACER = """
 import json, sys, time
 from pathlib import Path
-from kloop.build import BuildCache
+from kloop.builder import BuildCache
 root, marker, log = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 
 def compile_into(staging):
@@ -99,7 +99,7 @@ def test_two_processes_building_one_key_compile_once(tmp_path: Path) -> None:
 
 def test_concurrent_build_solution_of_one_python_candidate(tmp_path: Path) -> None:
     solution = make_solution("python", {"main.py": "def run(x):\n    return x * 7\n"}, "main.py::run")
-    code = (f"import torch\nfrom kloop.build import build_solution\nfrom kloop.task.schema import Solution\n"
+    code = (f"import torch\nfrom kloop.builder import build_solution\nfrom kloop.task.schema import Solution\n"
             f"b = build_solution(Solution.model_validate_json({solution.model_dump_json()!r}), device='cpu', "
             f"cache_dir={str(tmp_path)!r})\nprint(int(b.fn(torch.tensor(6)).item()), b.cache_key)")
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kloop.build import BuildError, ToolchainMissing, check_compiles
+from kloop.builder import BuildError, ToolchainMissing, check_compiles
 from kloop.device import which
-from tests.build.conftest import make_solution
+from tests.builder.conftest import make_solution
 
 pytestmark = pytest.mark.skipif(which("nvcc") is None, reason="nvcc not installed")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.build.conftest import make_solution, run_python
+from tests.builder.conftest import make_solution, run_python
 
 pytest.importorskip("triton")
 
@@ -36,7 +36,7 @@ def run(x, out):
 
 SCRIPT = """
 import json, os, torch
-from kloop.build import build_solution
+from kloop.builder import build_solution
 from kloop.task.schema import Solution
 solution = Solution.model_validate_json({solution!r})
 built = build_solution(solution, device="cpu", cache_dir={cache!r})

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kloop.build import (
+from kloop.builder import (
     BuildError,
     BuiltSolution,
     ToolchainMissing,
@@ -18,7 +18,7 @@ from kloop.build import (
     tvm_ffi_binding,
 )
 from kloop.task.load import load_solution
-from tests.build.conftest import make_solution, run_python
+from tests.builder.conftest import make_solution, run_python
 
 KERNEL = r"""
 #include <torch/extension.h>
@@ -59,7 +59,7 @@ def test_cpp_cold_build_computes(cpp_built: BuiltSolution) -> None:
 
 WARM = """
 import json, torch
-from kloop.build import build_solution
+from kloop.builder import build_solution
 from kloop.task.schema import Solution
 built = build_solution(Solution.model_validate_json({solution!r}), device="cpu", cache_dir={cache!r})
 x, y = torch.randn(64), torch.randn(64)

@@ -8,18 +8,18 @@
 
 from __future__ import annotations
 
-from kloop.build.cache import BuildCache, cache_key, default_cache_dir
-from kloop.build.compile_check import CompileCheck, check_compiles
-from kloop.build.dispatch import build_solution
-from kloop.build.registry import Builder, builder_for, languages, register_builder
-from kloop.build.result import (
+from kloop.builder.cache import BuildCache, cache_key, default_cache_dir
+from kloop.builder.compile_check import CompileCheck, check_compiles
+from kloop.builder.dispatch import build_solution
+from kloop.builder.registry import Builder, builder_for, languages, register_builder
+from kloop.builder.result import (
     BuildError,
     BuiltSolution,
     ToolchainMissing,
     UnknownLanguage,
     UnsupportedBinding,
 )
-from kloop.build.tunables import default_config, instantiate, placeholders
+from kloop.builder.tunables import default_config, instantiate, placeholders
 
 __all__ = [
     "BuildCache",
