@@ -1,0 +1,255 @@
+"""Writer containment: a writer agent's process sees the machine read-only except where it may write.
+
+A writer with a shell (any CLI, or the `openai:` agent's command runner) runs on the same machine
+as kloop's verifier. Without containment it could edit kloop's own package, the venv, the wiki in
+`$KLOOP_HOME` or the run's `sealed/` task copy, and the next verdict would be its own. So the
+writer's command is wrapped by `contain(argv, writable=[...])`, and everything it starts inherits:
+
+1. `mount-namespace` (root, util-linux `unshare`): a private mount and PID namespace in which every
+   mount is made read-only recursively (`mount_setattr`), then the writable paths are bind-mounted
+   read-write and the protected paths (kloop's install, the venv, `$KLOOP_HOME`, `sealed/`, plus
+   what the caller adds) re-bound read-only on top, so protection wins even inside a writable tree.
+   Its own PID namespace hides kloop's processes.
+2. `landlock` (any user, kernel >= 5.13): write rights only beneath the writable paths, with the
+   protected paths carved out; a Landlocked process can also no longer change mounts.
+3. `no-capabilities`: the bounding, inheritable and ambient capability sets are emptied before the
+   agent starts, so a root writer cannot remount, unmount or ptrace its way back out.
+
+Each layer that cannot run here is skipped and reported (`mechanisms()` says which ran); the loop's
+own checks after a call (workspace fingerprint, sealed hashes, kloop's package digest) stay the gate.
+
+API for adapters: `contain(argv, writable=[workspace, home, tmp], protect=[sealed]) -> argv'`, run
+argv' exactly as argv would have been run. `python -m kloop.agents.containment` is the trusted
+helper that argv' starts; it applies the layers and then execs the agent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+__all__ = ["REPORT_PREFIX", "contain", "default_protected", "mechanisms", "package_digest", "parse_report"]
+
+REPORT_PREFIX = "kloop-contain: mechanisms="
+
+_MS_BIND, _MS_REC = 4096, 16384
+_MOUNT_SETATTR = 442  # x86_64 and aarch64 (generic syscall table)
+_AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
+_MOUNT_ATTR_RDONLY = 0x1
+_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+_CAP_VERSION_3 = 0x20080522
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/ptmx", "/dev/pts")
+
+
+def default_protected() -> list[Path]:
+    """kloop's installation (package dir and the interpreter's prefix) and `$KLOOP_HOME`."""
+    import kloop
+
+    home = Path(os.environ.get("KLOOP_HOME") or Path.home() / ".kloop")
+    return [Path(kloop.__file__).resolve().parent, Path(sys.prefix).resolve(), home.resolve()]
+
+
+def package_digest(root: Path | None = None) -> str:
+    """sha256 over kloop's own package files (paths and contents; bytecode caches left out).
+
+    The loop takes it before a campaign and refuses any round after which it differs: an agent
+    that got past containment and edited the verifier still cannot have that round counted.
+    """
+    import hashlib
+
+    import kloop
+
+    base = (root or Path(kloop.__file__).parent).resolve()
+    digest = hashlib.sha256()
+    for path in sorted(p for p in base.rglob("*") if "__pycache__" not in p.parts):
+        if path.is_symlink() or path.is_file():
+            digest.update(str(path.relative_to(base)).encode() + b"\0")
+            digest.update(os.readlink(path).encode() if path.is_symlink() else path.read_bytes())
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _unshare_prefix() -> list[str]:
+    """The `unshare` command for a private mount + PID namespace, or [] where none can be made."""
+    exe = shutil.which("unshare")
+    if exe is None:
+        return []
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    return [exe, *user, "--mount", "--propagation", "private", "--pid", "--fork", "--kill-child", "--mount-proc"]
+
+
+def contain(
+    argv: Sequence[str],
+    *,
+    writable: Iterable[Path],
+    protect: Iterable[Path] = (),
+    report: bool = False,
+    namespace: bool = True,
+) -> list[str]:
+    """The command line that runs `argv` contained: writes only beneath `writable`.
+
+    `protect` (plus `default_protected()`) stays read-only even inside a writable path. With
+    `report`, the helper's first stderr line names the layers that ran (`parse_report` reads it). `namespace=False` skips the mount/PID namespace (Landlock and the capability
+    drop still apply), for an agent that must build its own namespaces.
+    """
+    paths = [str(Path(p).resolve()) for p in writable]
+    if not paths:
+        raise ValueError("contain: at least one writable path is needed (the workspace)")
+    guarded = sorted({str(Path(p).resolve()) for p in [*protect, *default_protected()]})
+    # -P: never import from the (writer-controlled) cwd; -s: nor from the agent home's user site.
+    helper = [sys.executable, "-P", "-s", "-m", "kloop.agents.containment"]
+    for path in paths:
+        helper += ["--rw", path]
+    for path in guarded:
+        helper += ["--ro", path]
+    if report:
+        helper.append("--report")
+    prefix = _unshare_prefix() if namespace else []
+    if prefix:
+        helper.append("--in-namespace")
+    return [*prefix, *helper, "--", *argv]
+
+
+def parse_report(stderr: str) -> list[str]:
+    """The layers a contained run reported (`contain(..., report=True)`), [] when none ran or none said."""
+    for line in stderr.splitlines():
+        if line.startswith(REPORT_PREFIX):
+            return [m for m in line[len(REPORT_PREFIX) :].split(",") if m and m != "none"]
+    return []
+
+
+@functools.lru_cache(maxsize=2)
+def mechanisms(namespace: bool = True) -> tuple[str, ...]:
+    """Which layers actually run on this machine (probed once by containing `true`).
+
+    When the namespace layer cannot be built (no `unshare`, no privilege) the probe falls back to
+    the layers that need none, which is also what `contain` callers should then ask for.
+    """
+    with tempfile.TemporaryDirectory(prefix="kloop-contain-") as tmp:
+        for ns in ((True, False) if namespace else (False,)):
+            argv = contain(["true"], writable=[Path(tmp)], report=True, namespace=ns)
+            try:
+                done = subprocess.run(argv, check=False, timeout=60, capture_output=True, text=True)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if done.returncode == 0:
+                return tuple(parse_report(done.stderr))
+    return ()
+
+
+# ---- the trusted helper: runs inside the new namespaces, before the agent's code ----
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]  # fmt: skip
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _set_readonly(libc: ctypes.CDLL, path: str, readonly: bool) -> None:
+    """Make the mount tree at `path` read-only (or writable) recursively."""
+    attr = _MountAttr(attr_set=_MOUNT_ATTR_RDONLY if readonly else 0, attr_clr=0 if readonly else _MOUNT_ATTR_RDONLY)
+    rc = libc.syscall(ctypes.c_long(_MOUNT_SETATTR), ctypes.c_int(_AT_FDCWD), path.encode(),
+                      ctypes.c_uint(_AT_RECURSIVE), ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)))  # fmt: skip
+    if rc != 0:
+        raise OSError(ctypes.get_errno(), f"mount_setattr {path}")
+
+
+def _bind(libc: ctypes.CDLL, path: str) -> None:
+    if libc.mount(path.encode(), path.encode(), None, ctypes.c_ulong(_MS_BIND | _MS_REC), None) != 0:
+        raise OSError(ctypes.get_errno(), f"bind mount {path}")
+
+
+def _inside_any(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _apply_namespace(writable: list[str], protected: list[str]) -> None:
+    """Inside the private mount namespace: all read-only, writable re-opened, protected re-closed."""
+    libc = _libc()
+    _set_readonly(libc, "/", True)
+    for path in writable:
+        _bind(libc, path)
+        _set_readonly(libc, path, False)
+    for path in protected:
+        if os.path.exists(path) and _inside_any(path, writable):
+            _bind(libc, path)
+            _set_readonly(libc, path, True)
+
+
+def _drop_capabilities() -> bool:
+    """Empty the bounding, ambient and inheritable sets: the exec'd agent starts with no capabilities."""
+    libc = _libc()
+    for cap in range(64):
+        if libc.prctl(ctypes.c_int(_PR_CAPBSET_DROP), ctypes.c_ulong(cap), 0, 0, 0) != 0:
+            if ctypes.get_errno() == 22:  # EINVAL: past the last capability this kernel knows
+                break
+            return False
+    libc.prctl(ctypes.c_int(_PR_CAP_AMBIENT), ctypes.c_ulong(_PR_CAP_AMBIENT_CLEAR_ALL), 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if libc.capget(ctypes.byref(header), ctypes.byref(data)) != 0:
+        return False
+    data[2] = data[5] = 0  # inheritable, both words
+    return libc.capset(ctypes.byref(header), ctypes.byref(data)) == 0
+
+
+def _parse(args: list[str]) -> tuple[list[str], list[str], bool, bool, list[str]]:
+    split = args.index("--")
+    opts, argv = args[:split], args[split + 1 :]
+    writable, protected, report, in_ns = [], [], False, False
+    it = iter(opts)
+    for opt in it:
+        if opt == "--rw":
+            writable.append(next(it))
+        elif opt == "--ro":
+            protected.append(next(it))
+        elif opt == "--report":
+            report = True
+        elif opt == "--in-namespace":
+            in_ns = True
+    return writable, protected, report, in_ns, argv
+
+
+def _main(args: list[str]) -> int:
+    """Apply every layer that can run, say which did, then become the agent."""
+    writable, protected, report, in_ns, argv = _parse(args)
+    ran: list[str] = []
+    if in_ns:
+        _apply_namespace(writable, protected)  # a failure here is fatal: never run half-contained
+        ran.append("mount-namespace")
+    from kloop.verify import landlock
+
+    devices = [d for d in _DEVICES if os.path.exists(d)]
+    # Landlock has no deny rule: a protected path inside a writable one is carved out by granting
+    # the writable root's other entries one by one, which leaves its top level unwritable. Where
+    # the namespace already re-bound such paths read-only, Landlock need not carve them.
+    deny = [p for p in protected if not (in_ns and _inside_any(p, writable))]
+    if landlock.restrict(read=["/"], write=[*writable, *devices], deny=deny) > 0:
+        ran.append("landlock")
+    if _drop_capabilities():
+        ran.append("no-capabilities")
+    if report:  # one line on stderr: an open report file would keep `/` from turning read-only
+        print(f"{REPORT_PREFIX}{','.join(ran) or 'none'}", file=sys.stderr, flush=True)
+    if not argv:
+        return 0
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        print(f"kloop-contain: cannot start {argv[0]}: {exc.strerror}", file=sys.stderr)
+        return 127
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
