@@ -1,0 +1,154 @@
+"""Resolve each question's ground truth with git itself and write questions.jsonl.
+
+Every question names the git command that finds its answer (run in a clone of the repository);
+the answer is that command's FIRST output line (a full sha). Re-run this after fetching newer
+mirrors: `python bench/wiki_real/build_questions.py --mirrors /work/.mirror`.
+Questions were written before retrieval was tuned; every third one (index % 3 == 2) is held back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).parent
+# repo -> (vendor, mirror folder)
+REPOS = {
+    "ROCm/aiter": ("amd", "ROCm+aiter"),
+    "ROCm/composable_kernel": ("amd", "ROCm+composable_kernel"),
+    "flashinfer-ai/flashinfer": ("nvidia", "flashinfer-ai+flashinfer"),
+    "NVIDIA/cutlass": ("nvidia", "NVIDIA+cutlass"),
+    "deepseek-ai/DeepGEMM": ("nvidia", "deepseek-ai+DeepGEMM"),
+}
+
+
+def added(path: str) -> str:
+    """The oldest commit that added a file under `path`."""
+    return f"git log --reverse --format=%H --diff-filter=A HEAD -- {path}"
+
+
+def pickaxe(token: str, *paths: str) -> str:
+    """The oldest commit whose diff changes the number of occurrences of `token`."""
+    return f"git log --reverse --format=%H -S{token} HEAD -- {' '.join(paths)}".rstrip(" -")
+
+
+Q = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When were the MI300 (gfx942) flash attention forward assembly kernels first enabled?", added("hsa/gfx942/fmha_v3_fwd")),
+    ("ROCm/aiter", "Which commit added quick allreduce to aiter?", added("aiter/ops/quick_all_reduce.py")),
+    ("ROCm/aiter", "Where was DeepGEMM integrated into aiter?", added("aiter/ops/deepgemm.py")),
+    ("ROCm/aiter", "Which commit added the greedy and random sampling kernels?", added("csrc/kernels/sample_kernels.cu")),
+    ("ROCm/aiter", "When did aiter get fused rotary embedding forward and backward kernels?", added("aiter/ops/rope.py")),
+    ("ROCm/aiter", "Which commit added an MXFP4 quantize kernel?", added("csrc/kernels/quant_mxfp4.cu")),
+    ("ROCm/aiter", "When was the first assembly FP4 GEMM added for gfx950?", added("hsa/gfx950/f4gemm")),
+    ("ROCm/aiter", "Which commit first added FP8 block-scale GEMM?", added("csrc/ck_gemm_a8w8_blockscale")),
+    ("ROCm/aiter", "When was the MLA prefill assembly kernel added?", added("hsa/mla")),
+    ("ROCm/aiter", "When was the fmha v3 backward asm kernel first integrated?", added("hsa/fmha_v3_bwd")),
+    ("ROCm/aiter", "When was the first Triton kernel added to aiter?", added("aiter/ops/triton")),
+    ("ROCm/aiter", "Which commit moved the assembly kernels into per-chip folders for gfx942 and gfx950?", added("hsa/gfx942/pa")),
+    ("ROCm/aiter", "When were the gfx950 fmha backward assembly kernels added?", added("hsa/gfx950/fmha_v3_bwd")),
+    ("ROCm/aiter", "Which commit added the two-stage MoE assembly kernels?", added("hsa/fmoe_2stages")),
+    ("ROCm/aiter", "When was an fp8 blockscale GEMM assembly kernel added for MI300?", added("hsa/gfx942/fp8gemm_blockscale")),
+    ("ROCm/aiter", "Which commit introduced the Opus bf16 GEMM?", added("aiter/ops/opus")),
+    ("ROCm/aiter", "When were causal conv1d prefill kernels for gated delta net added?", added("aiter/ops/causal_conv1d_update.py")),
+    ("ROCm/aiter", "Which commit added MHA backward for MI400 (gfx1250)?", added("hsa/gfx1250")),
+    ("ROCm/aiter", "Which commit added the topk per row decode assembly kernels?", added("hsa/gfx942/topk_per_row_decode")),
+    ("ROCm/aiter", "Where were top-k top-p sampling ops added?", added("aiter/ops/sampling.py")),
+    ("ROCm/aiter", "When were bf16 GEMM assembly kernels for MI300 added?", added("hsa/gfx942/bf16gemm")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "Which commit introduced ck_tile?", added("example/ck_tile/01_fmha")),
+    ("ROCm/composable_kernel", "When was the universal GEMM device operation (DeviceGemm_Xdl_CShuffleV3) added?", pickaxe("DeviceGemm_Xdl_CShuffleV3", "include")),
+    ("ROCm/composable_kernel", "Which commit added WMMA instructions for Navi3 (RDNA3)?", pickaxe("wmma_f32_16x16x16_f16", "include")),
+    ("ROCm/composable_kernel", "When did composable_kernel add an fp8 GEMM using the MFMA fp8 instructions?", pickaxe("__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8", "include")),
+    ("ROCm/composable_kernel", "Which commit introduced the multi-ABD API for grouped convolution forward?", pickaxe("DeviceGroupedConvFwdMultipleABD", "include")),
+    ("ROCm/composable_kernel", "Which commit added direct loads from global memory to LDS?", pickaxe("DeviceGemmMultipleD_Xdl_CShuffle_LdsDirectLoad", "include")),
+    ("ROCm/composable_kernel", "When was the ck_tile FMHA backward (training) kernel added?", pickaxe("BlockFmhaBwd", "include")),
+    ("ROCm/composable_kernel", "Which commit added fmha forward split-kv with a combine kernel?", pickaxe("fmha_fwd_splitkv", "include", "example")),
+    ("ROCm/composable_kernel", "When was the bf8 data type added?", pickaxe("bf8_t", "include")),
+    ("ROCm/composable_kernel", "Which commit added the fused GEMM+GEMM (batched gemm gemm) operation?", pickaxe("DeviceBatchedGemmGemm_Xdl_CShuffle", "include")),
+    ("ROCm/composable_kernel", "When was the inter-wave producer-consumer (wavelet) GEMM introduced?", pickaxe("DeviceGemm_Xdl_WaveletModel", "include")),
+    ("ROCm/composable_kernel", "Which commit added the DL (dot product, no xdlops) GEMM for Navi21?", pickaxe("DeviceGemmDl", "include")),
+    ("ROCm/composable_kernel", "When was the DPP8 GEMM kernel redesigned around a warp-wise component?", pickaxe("DppSelector", "include")),
+    ("ROCm/composable_kernel", "Which commit made readfirstlane work for class types?", pickaxe("amd_wave_read_first_lane", "include")),
+    ("ROCm/composable_kernel", "When was a standalone softmax kernel added?", added("example/23_softmax")),
+    ("ROCm/composable_kernel", "Which commit added ck_tile layernorm2d forward with welford?", added("include/ck_tile/ops/welford")),
+    ("ROCm/composable_kernel", "When was the ck_tile GEMM example added?", added("example/ck_tile/03_gemm")),
+    ("ROCm/composable_kernel", "Which commit added the fp8 GEMM multiply-multiply with row and column wise scales?", added("example/65_gemm_multiply_multiply")),
+    ("ROCm/composable_kernel", "When was the column to image (col2im) kernel added?", added("example/52_im2col_col2im")),
+    ("ROCm/composable_kernel", "Which commit added the first fp16 grouped GEMM?", added("example/15_grouped_gemm")),
+    ("ROCm/composable_kernel", "Which commit added the initial stream-K GEMM implementation?", pickaxe("BlockToCTileMap_GemmStreamK", "include")),
+    ("ROCm/composable_kernel", "When were XDL kernels disabled on hardware that does not support them?", pickaxe("is_xdl_supported", "include")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "Which commit added the AIR top-p sampling algorithm?", added("include/flashinfer/air_top_p.cuh")),
+    ("flashinfer-ai/flashinfer", "When was SGLang's concat_mla_k kernel brought into flashinfer?", added("include/flashinfer/concat_mla.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit added fast integer division (fastdiv) for uint32?", added("include/flashinfer/fastdiv.cuh")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add ALiBi positional encoding?", added("include/flashinfer/pos_enc.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit first added the fused sampling and normalization kernels?", added("include/flashinfer/sampling.cuh")),
+    ("flashinfer-ai/flashinfer", "Where was the intra-kernel profiler added?", added("include/flashinfer/profiler.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit brought the Blackwell FMHA decode cubins from TensorRT-LLM?", added("include/flashinfer/cubin_loader.h")),
+    ("flashinfer-ai/flashinfer", "When was POD-Attention added?", added("flashinfer/pod.py")),
+    ("flashinfer-ai/flashinfer", "Which commit integrated the xqa attention backend?", added("flashinfer/xqa.py")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer get green context support?", added("flashinfer/green_ctx.py")),
+    ("flashinfer-ai/flashinfer", "Which commit added the FlashAttention-3 template for Hopper?", added("include/flashinfer/attention/hopper")),
+    ("flashinfer-ai/flashinfer", "When was FA3-style MLA paged attention added?", added("include/flashinfer/attention/mla.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit added the CUTLASS fused MoE kernels from TensorRT-LLM?", added("flashinfer/fp4_quantization.py")),
+    ("flashinfer-ai/flashinfer", "When was the first cute-dsl kernel (masked fp4 GEMM) added?", added("flashinfer/cute_dsl")),
+    ("flashinfer-ai/flashinfer", "Which commit added fragment layout swizzling with ptx?", added("include/flashinfer/frag_layout_swizzle.cuh")),
+    ("flashinfer-ai/flashinfer", "When was the GDN decode kernel for Qwen3-Next added?", added("flashinfer/gdn_decode.py")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "Which commit added the stream-K example for the Ampere universal GEMM?", added("examples/47_ampere_gemm_universal_streamk")),
+    ("NVIDIA/cutlass", "When did CUTLASS add the Hopper stream-K tile scheduler?", added("include/cutlass/gemm/kernel/sm90_tile_scheduler_stream_k.hpp")),
+    ("NVIDIA/cutlass", "Which release introduced the ping-pong warp-specialized TMA GEMM kernel for sm90?", added("include/cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized_pingpong.hpp")),
+    ("NVIDIA/cutlass", "When was the Hopper fp8 GEMM with blockwise scaling example added?", added("examples/67_hopper_fp8_warp_specialized_gemm_with_blockwise_scaling")),
+    ("NVIDIA/cutlass", "When did blockwise and groupwise GEMM for Blackwell land?", added("examples/81_blackwell_gemm_blockwise")),
+    ("NVIDIA/cutlass", "Which commit introduced the UMMA (tcgen05 sm100) MMA atoms in CuTe?", added("include/cute/arch/mma_sm100_umma.hpp")),
+    ("NVIDIA/cutlass", "Where was the Hopper mixed input dtype GEMM example added?", added("examples/55_hopper_mixed_dtype_gemm")),
+    ("NVIDIA/cutlass", "Which commit added the Hopper sparse GEMM example?", added("examples/62_hopper_sparse_gemm")),
+    ("NVIDIA/cutlass", "When was the CuTe DSL for Python released?", added("python/CuTeDSL")),
+    ("NVIDIA/cutlass", "Which commit added the Hopper FMHA example?", added("examples/88_hopper_fmha")),
+    ("NVIDIA/cutlass", "When was the fused multi-head attention example added?", added("examples/41_fused_multi_head_attention")),
+    ("NVIDIA/cutlass", "Which commit added TMA copy traits for sm90 to CuTe?", added("include/cute/atom/copy_traits_sm90_tma.hpp")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "Which commit added TMA multicast on the B operand?", pickaxe("kNumTMAMulticastOnB")),
+    ("deepseek-ai/DeepGEMM", "When was the STSM bank conflict solved with padding and 3D TMA?", pickaxe("BLOCK_N_PADDING")),
+    ("deepseek-ai/DeepGEMM", "Which commit replaced shared memory padding with swizzling for the output?", pickaxe("kSwizzleDMode")),
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM add NVRTC compilation?", pickaxe("NVRTC", "deep_gemm")),
+    ("deepseek-ai/DeepGEMM", "Which commit added weight gradient (wgrad) kernels for MoE models?", pickaxe("wgrad_gemm_fp8_fp8_fp32_nt")),
+    ("deepseek-ai/DeepGEMM", "When was the maximum FP8 E4M3 value constant introduced?", pickaxe("FP8_E4M3_MAX")),
+    ("deepseek-ai/DeepGEMM", "Which commit introduced Mega MoE?", pickaxe("mega_moe")),
+    ("deepseek-ai/DeepGEMM", "When were the FP8 MQA logits kernels added?", pickaxe("fp8_mqa_logits")),
+    ("deepseek-ai/DeepGEMM", "Which commit added support for more GPU architectures such as sm100 with tcgen05?", pickaxe("tcgen05")),
+    ("deepseek-ai/DeepGEMM", "When was the masked grouped FP8 GEMM renamed to m_grouped_fp8_gemm_nt_masked?", pickaxe("m_grouped_fp8_gemm_nt_masked")),
+]
+
+
+def resolve(mirror: Path, command: str) -> str:
+    out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
+    lines = out.stdout.split()
+    if not lines:
+        raise SystemExit(f"no answer in {mirror}: {command}")
+    return lines[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    args = parser.parse_args()
+    with (HERE / "questions.jsonl").open("w") as out:
+        for i, (repo, question, command) in enumerate(Q):
+            vendor, folder = REPOS[repo]
+            mirror = args.mirrors / folder / "repo"
+            sha = resolve(mirror, command)
+            subject = subprocess.run(["git", "-C", str(mirror), "log", "-1", "--format=%s", sha],
+                                     capture_output=True, text=True, check=True).stdout.strip()
+            row = {"id": f"q{i + 1:02d}", "repo": repo, "vendor": vendor, "kind": "history",
+                   "split": "held" if i % 3 == 2 else "tune", "question": question, "git": command,
+                   "truth": [sha], "truth_subject": subject}
+            out.write(json.dumps(row) + "\n")
+            print(f"{row['id']} {row['split']:4} {repo:26} {sha[:10]} {subject[:70]}")
+
+
+if __name__ == "__main__":
+    main()
