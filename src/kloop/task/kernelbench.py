@@ -1,11 +1,14 @@
 """Import a KernelBench problem (`Model`, `get_inputs`, `get_init_inputs`) as a kloop task.
 
-The problem file is run once on the CPU under a fixed seed to learn input and output shapes
-and dtypes. Dimensions of equal size share one axis, named after the module-level integer
-that holds that size when there is one (`batch_size`, `dim`). The leading axis of the first
-input becomes a var axis when the model also runs, with consistent output shapes, at
-smaller values of it; those values become extra workloads. The reference (and the
-baseline, PyTorch eager) builds `Model(*get_init_inputs())` under the same seed and calls it.
+Sizes first: the problem's module-level sizes can be shrunk (`--scale`, `--max-bytes`), and its
+memory is estimated on the meta device (no allocation) before anything real runs, so a problem
+that cannot fit the verifier's sandbox is refused in one line that names a scale that fits.
+Then the problem runs once on the CPU under a fixed seed to learn shapes and dtypes. An input's
+axes are named after the variables `get_inputs()` passed to its factory call (`kb_source`);
+output dims take the input axis at the same position when the size agrees, else the one input
+axis of that size, else a name for their role (`output_dim1`). The leading axis of the first
+input becomes a var axis when the model also runs at a half and a quarter of it. The reference
+(and the PyTorch-eager baseline) builds `Model(*get_init_inputs())` under seed 0 and calls it.
 """
 
 from __future__ import annotations
@@ -22,11 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from kloop.errors import BadInput
-from kloop.task.expr import ExpressionError, evaluate
+from kloop.progress import step
+from kloop.task import kb_source
 from kloop.task.load import Task, load_task
 from kloop.task.parsing import read_text
 
 SEED = 0
+DEFAULT_MEMORY_MB = 8192
+"""`kloop verify --memory-mb`'s default (a test keeps the two equal; task must not import verify)."""
+MEMORY_SHARE = 0.5
+"""The estimate must fit this share of the sandbox limit: the rest holds torch and intermediates."""
+RESERVED = {"run", "torch", "args"}
 _WRAPPER = '''
 
 # ---- added by `kloop task import-kernelbench`: the FlashInfer-Trace entry point ----
@@ -61,63 +70,90 @@ def run({params}):
 
 @dataclass
 class _Problem:
-    """What running the problem file once taught us."""
+    """What running the (possibly scaled) problem file once taught us."""
 
     source: str
     namespace: dict[str, Any]
     inputs: list[Any]
     outputs: list[Any]
     input_names: list[str]
-    axis_names: dict[int, str] = field(default_factory=dict)
+    changes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    factor: float = 1.0
 
 
-def import_kernelbench(file: str | Path, out: str | Path, *, name: str | None = None) -> Task:
+@dataclass
+class _Axes:
+    """Axis name -> size, plus the symbolic shape of every input and output."""
+
+    sizes: dict[str, int]
+    inputs: list[list[str] | None]
+    outputs: list[list[str] | None]
+
+
+def import_kernelbench(
+    file: str | Path, out: str | Path, *, name: str | None = None, scale: float | None = None,
+    max_bytes: int | None = None, memory_mb: int = DEFAULT_MEMORY_MB,
+) -> Task:  # fmt: skip
     """Write a task directory for a KernelBench problem file and return it loaded."""
     import torch
 
+    from kloop.task.kb_memory import choose_scale
+
     file, out = Path(file), Path(out)
-    problem = _run_problem(file)
-    names = _AxisNames(_module_ints(problem.source))
-    input_shapes = [_symbolic(t, names) for t in problem.inputs]
-    output_shapes = [_symbolic(t, names) for t in problem.outputs]
-    var_axis, extra_values = _probe_var_axis(problem, names, input_shapes, output_shapes)
+    source = _read_source(file)
+    step("estimating memory on the meta device")
+    plan = choose_scale(file, source, scale=scale, max_bytes=max_bytes, memory_mb=memory_mb)
+    step(f"running the problem on the CPU (scale {plan.factor:g})")
+    problem = _run_problem(file, plan.source)
+    problem.changes, problem.factor = plan.changes, plan.factor
+    axes = _name_axes(problem)
+    step("probing a var axis")
+    var_axis, extra_values = _probe_var_axis(problem, axes)
     definition_name = name or _definition_name(file)
     definition = {
         "name": definition_name,
         "op_type": "kernelbench",
-        "description": _description(problem.namespace["Model"], file),
+        "description": _description(problem, file),
         "tags": ["kernelbench", "imported"],
-        "axes": {
-            axis: ({"type": "var"} if axis == var_axis else {"type": "const", "value": value})
-            for value, axis in names.by_value.items()
-        },
-        "inputs": {n: _tensor_spec(t, s, file) for n, t, s in zip(problem.input_names, problem.inputs, input_shapes, strict=True)},
-        "outputs": {n: _tensor_spec(t, s, file) for n, t, s in zip(_output_names(problem.outputs), problem.outputs, output_shapes, strict=True)},
-        "reference": problem.source.rstrip() + "\n" + _WRAPPER.format(seed=SEED, params=", ".join(problem.input_names)),
-        "kloop": _kloop_block(problem, var_axis, names),
+        "axes": {a: ({"type": "var"} if a == var_axis else {"type": "const", "value": v}) for a, v in axes.sizes.items()},
+        "inputs": {n: _tensor_spec(t, s, file) for n, t, s in zip(problem.input_names, problem.inputs, axes.inputs, strict=True)},
+        "outputs": {n: _tensor_spec(t, s, file) for n, t, s in zip(_output_names(problem.outputs), problem.outputs, axes.outputs, strict=True)},
+        "reference": _scaled_header(problem) + problem.source.rstrip() + "\n" + _WRAPPER.format(seed=SEED, params=", ".join(problem.input_names)),
+        "kloop": _kloop_block(problem, var_axis, axes),
     }  # fmt: skip
     torch.manual_seed(SEED)  # leave the global generator as a fresh process would
-    return _write_task(out, definition, problem, var_axis, names, extra_values)
+    step("writing the task")
+    return _write_task(out, definition, problem, var_axis, axes, extra_values)
 
 
-def _run_problem(file: Path) -> _Problem:
-    import torch
-
+def _read_source(file: Path) -> str:
     source = read_text(file, "KernelBench problem")
     try:
         ast.parse(source)
     except SyntaxError as exc:
         raise BadInput(file, f"not valid Python: {exc.msg} (line {exc.lineno})") from None
+    return source
+
+
+def exec_problem(file: Path, source: str) -> dict[str, Any]:
+    """The problem module's namespace after running its source (the user's own file)."""
     module = types.ModuleType(f"kloop_kernelbench_{abs(hash(file))}")
     namespace = module.__dict__
     namespace["__file__"] = str(file)
     try:
-        exec(compile(source, str(file), "exec"), namespace)  # the user's own problem file
+        exec(compile(source, str(file), "exec"), namespace)
     except Exception as exc:
         raise BadInput(file, f"running the problem file failed: {type(exc).__name__}: {exc}") from None
     for symbol in ("Model", "get_inputs", "get_init_inputs"):
         if not callable(namespace.get(symbol)):
             raise BadInput(file, f"a KernelBench problem must define {symbol}")
+    return namespace
+
+
+def _run_problem(file: Path, source: str) -> _Problem:
+    import torch
+
+    namespace = exec_problem(file, source)
     try:
         with torch.random.fork_rng(devices=[]), torch.no_grad():
             torch.manual_seed(SEED)
@@ -142,7 +178,7 @@ def _input_names(model_cls: type, count: int) -> list[str]:
     plain = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(plain) >= count and all(n.isidentifier() and not n.startswith("_kloop") for n in plain[:count]):
         names = plain[:count]
-        if len(set(names)) == count and "args" not in names:
+        if len(set(names)) == count and not set(names) & RESERVED:
             return names
     return [f"input{i}" for i in range(count)]
 
@@ -151,47 +187,62 @@ def _output_names(outputs: list[Any]) -> list[str]:
     return ["output"] if len(outputs) == 1 else [f"output{i}" for i in range(len(outputs))]
 
 
-def _module_ints(source: str) -> dict[str, int]:
-    """Module-level integer assignments (`N = 4096`, `M = 1024 * 2`), in source order (for naming axes)."""
-    found: dict[str, int] = {}
-    for node in ast.parse(source).body:
-        if not isinstance(node, ast.Assign):
-            continue
-        try:
-            value = evaluate(ast.unparse(node.value), found)
-        except ExpressionError:
-            continue
-        if isinstance(value, int) and not isinstance(value, bool):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    found.setdefault(target.id, value)
-    return found
-
-
-class _AxisNames:
-    """One axis per distinct dimension size, named after a module integer when one holds it."""
-
-    def __init__(self, module_ints: dict[str, int]) -> None:
-        self.by_value: dict[int, str] = {}
-        self._preferred: dict[int, str] = {}
-        for var, value in module_ints.items():
-            self._preferred.setdefault(value, var)
-
-    def name(self, value: int) -> str:
-        if value not in self.by_value:
-            candidate = self._preferred.get(value, f"d{value}")
-            if candidate in self.by_value.values() or candidate in {"run", "torch"}:
-                candidate = f"d{value}"
-            self.by_value[value] = candidate
-        return self.by_value[value]
-
-
-def _symbolic(value: Any, names: _AxisNames) -> list[str] | None:
+def _name_axes(problem: _Problem) -> _Axes:
+    """Inputs: the factory call's variables; outputs: positional, then unique-size match, else role."""
     import torch
 
-    if not isinstance(value, torch.Tensor):
-        return None
-    return [names.name(int(n)) for n in value.shape]
+    sizes = kb_source.module_sizes(problem.source)
+    hints = kb_source.input_dim_names(problem.source, sizes) or []
+    readable = kb_source.input_size_names(problem.source, sizes)
+    by_value: dict[int, set[str]] = {}
+    for var in readable:
+        if var in sizes.ints:
+            by_value.setdefault(sizes.ints[var], set()).add(var)
+    axes: dict[str, int] = {}
+    inputs: list[list[str] | None] = []
+    for i, (tensor_name, value) in enumerate(zip(problem.input_names, problem.inputs, strict=True)):
+        if not isinstance(value, torch.Tensor):
+            inputs.append(None)
+            continue
+        hint = hints[i] if i < len(hints) and len(hints[i]) == value.dim() else [None] * value.dim()
+        shape = []
+        for k, n in enumerate(int(s) for s in value.shape):
+            by_size = by_value.get(n, set())
+            candidate = hint[k] or (next(iter(by_size)) if len(by_size) == 1 and n > 1 else None)
+            if candidate is None or candidate in RESERVED or axes.get(candidate, n) != n:
+                candidate = f"{tensor_name}_dim{k}"
+            axes[candidate] = n
+            shape.append(candidate)
+        inputs.append(shape)
+    module_by_value: dict[int, set[str]] = {}
+    for var, n in sizes.ints.items():
+        module_by_value.setdefault(n, set()).add(var)
+    outputs = [_output_axes(o, name, axes, problem.inputs, inputs, module_by_value)
+               for name, o in zip(_output_names(problem.outputs), problem.outputs, strict=True)]  # fmt: skip
+    return _Axes(sizes=axes, inputs=inputs, outputs=outputs)
+
+
+def _output_axes(value: Any, name: str, axes: dict[str, int], tensors: list[Any], shapes: list[list[str] | None],
+                 module_by_value: dict[int, set[str]]) -> list[str]:  # fmt: skip
+    input_axes = {a for s in shapes if s for a in s}
+    shape = []
+    for k, n in enumerate(int(s) for s in value.shape):
+        same_place = [s[k] for t, s in zip(tensors, shapes, strict=True)
+                      if s and len(s) == value.dim() and int(t.shape[k]) == n]  # fmt: skip
+        by_size = sorted({a for a in input_axes if axes[a] == n})
+        if same_place:
+            candidate = same_place[0]
+        elif len(by_size) == 1:
+            candidate = by_size[0]
+        elif not by_size and n > 1 and len(module_by_value.get(n, ())) == 1 \
+                and axes.get(var := next(iter(module_by_value[n])), n) == n and var not in RESERVED:  # fmt: skip
+            candidate = var  # the one module integer of this size (`out_features`)
+            axes[candidate] = n
+        else:
+            candidate = f"{name}_dim{k}"
+            axes[candidate] = n
+        shape.append(candidate)
+    return shape
 
 
 def _tensor_spec(value: Any, shape: list[str] | None, file: Path) -> dict[str, Any]:
@@ -218,31 +269,26 @@ def _dtype_name(value: Any, file: Path) -> str:
     return dtype
 
 
-def _probe_var_axis(
-    problem: _Problem, names: _AxisNames, input_shapes: list[list[str] | None], output_shapes: list[list[str] | None]
-) -> tuple[str | None, list[int]]:
+def _probe_var_axis(problem: _Problem, axes: _Axes) -> tuple[str | None, list[int]]:
     """The leading axis of the first tensor input, if the model runs at smaller values of it."""
-    first = next((s for s in input_shapes if s), None)
+    first = next((s for s in axes.inputs if s), None)
     if not first:
         return None, []
     axis = first[0]
-    value = next(v for v, n in names.by_value.items() if n == axis)
+    value = axes.sizes[axis]
     working = [v for v in sorted({max(1, value // 2), max(1, value // 4)}, reverse=True)
-               if v != value and _runs_at(problem, names, axis, v, input_shapes, output_shapes)]  # fmt: skip
+               if v != value and _runs_at(problem, axes, axis, v)]  # fmt: skip
     return (axis, working) if working else (None, [])
 
 
-def _runs_at(
-    problem: _Problem, names: _AxisNames, axis: str, value: int,
-    input_shapes: list[list[str] | None], output_shapes: list[list[str] | None],
-) -> bool:  # fmt: skip
+def _runs_at(problem: _Problem, axes: _Axes, axis: str, value: int) -> bool:
     import torch
 
-    sizes = {n: (value if n == axis else v) for v, n in names.by_value.items()}
+    sizes = {**axes.sizes, axis: value}
     args = [
         (torch.randn([sizes[a] for a in shape]).to(t.dtype) if t.is_floating_point() else t.new_zeros([sizes[a] for a in shape]))
         if shape is not None else t
-        for t, shape in zip(problem.inputs, input_shapes, strict=True)
+        for t, shape in zip(problem.inputs, axes.inputs, strict=True)
     ]  # fmt: skip
     try:
         with torch.random.fork_rng(devices=[]), torch.no_grad():
@@ -252,11 +298,11 @@ def _runs_at(
     except Exception:
         return False
     outs = list(result) if isinstance(result, tuple | list) else [result]
-    expected = [None if s is None else [sizes[a] for a in s] for s in output_shapes]
+    expected = [None if s is None else [sizes[a] for a in s] for s in axes.outputs]
     return [list(o.shape) if isinstance(o, torch.Tensor) else None for o in outs] == expected
 
 
-def _kloop_block(problem: _Problem, var_axis: str | None, names: _AxisNames) -> dict[str, Any]:
+def _kloop_block(problem: _Problem, var_axis: str | None, axes: _Axes) -> dict[str, Any]:
     """Input ranges observed in get_inputs() (so indices and positive-only inputs stay valid)."""
     import torch
 
@@ -272,15 +318,23 @@ def _kloop_block(problem: _Problem, var_axis: str | None, names: _AxisNames) -> 
             ranges[name] = {"low": float(low), "high": float(high)}
     block: dict[str, Any] = {"input_ranges": ranges}
     if var_axis is not None:
-        largest = next(v for v, n in names.by_value.items() if n == var_axis)
+        largest = axes.sizes[var_axis]
         block["heldout"] = {"axes": {var_axis: {"min": 1, "max": largest}}}
     return block
 
 
-def _description(model_cls: type, file: Path) -> str:
-    doc = inspect.getdoc(model_cls) or ""
+def _description(problem: _Problem, file: Path) -> str:
+    doc = inspect.getdoc(problem.namespace["Model"]) or ""
     first = doc.strip().splitlines()[0] if doc.strip() else "KernelBench problem"
-    return f"{first} (imported from KernelBench file {file.name})"
+    scaled = f", sizes scaled by {problem.factor:g}" if problem.changes else ""
+    return f"{first} (imported from KernelBench file {file.name}{scaled})"
+
+
+def _scaled_header(problem: _Problem) -> str:
+    if not problem.changes:
+        return ""
+    changed = ", ".join(f"{k} {old} -> {new}" for k, (old, new) in problem.changes.items())
+    return f"# kloop import-kernelbench --scale {problem.factor:g}: {changed}\n"
 
 
 def _definition_name(file: Path) -> str:
@@ -288,27 +342,24 @@ def _definition_name(file: Path) -> str:
     return stem if stem.startswith("kb_") else f"kb_{stem}"
 
 
-def _write_task(
-    out: Path, definition: dict[str, Any], problem: _Problem, var_axis: str | None,
-    names: _AxisNames, extra_values: list[int],
-) -> Task:  # fmt: skip
+def _write_task(out: Path, definition: dict[str, Any], problem: _Problem, var_axis: str | None, axes: _Axes,
+                extra_values: list[int]) -> Task:  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     (out / "definition.json").write_text(json.dumps(definition, indent=2) + "\n", encoding="utf-8")
-    sizes = {n: v for v, n in names.by_value.items()}
-    values = [sizes[var_axis], *extra_values] if var_axis else [None]
+    values = [axes.sizes[var_axis], *extra_values] if var_axis else [None]
     lines = []
     for value in values:
-        axes = {var_axis: value} if var_axis else {}
+        workload_axes = {var_axis: value} if var_axis else {}
         inputs = {
             n: ({"type": "random"} if hasattr(v, "shape") else {"type": "scalar", "value": v})
             for n, v in zip(problem.input_names, problem.inputs, strict=True)
         }
         uid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"kloop/kernelbench/{definition['name']}/{value}"))
-        workload = {"uuid": uid, "axes": axes, "inputs": inputs}
+        workload = {"uuid": uid, "axes": workload_axes, "inputs": inputs}
         lines.append(json.dumps({"definition": definition["name"], "solution": None, "workload": workload, "evaluation": None}))
     (out / "workloads.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     _write_baseline(out / "baseline", definition)
-    (out / "README.md").write_text(_readme(definition), encoding="utf-8")
+    (out / "README.md").write_text(_readme(definition, problem), encoding="utf-8")
     return load_task(out)
 
 
@@ -327,10 +378,15 @@ def _write_baseline(folder: Path, definition: dict[str, Any]) -> None:
     (folder / "solution.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
-def _readme(definition: dict[str, Any]) -> str:
+def _readme(definition: dict[str, Any], problem: _Problem) -> str:
+    scaled = ""
+    if problem.changes:
+        changed = ", ".join(f"`{k}` {old} -> {new}" for k, (old, new) in problem.changes.items())
+        scaled = f"\nSizes were scaled by {problem.factor:g} at import: {changed}.\n"
     return (
-        f"# {definition['name']}\n\n{definition['description']}\n\n"
+        f"# {definition['name']}\n\n{definition['description']}\n{scaled}\n"
         "Imported with `kloop task import-kernelbench`. The reference builds "
         f"`Model(*get_init_inputs())` after `torch.manual_seed({SEED})` and calls it; a solution must "
-        "produce the same outputs, so it has to create the same weights the same way.\n"
+        "produce the same outputs, so it has to create the same weights the same way "
+        "(see docs/tasks.md, \"A model with parameters\").\n"
     )
