@@ -55,10 +55,10 @@ def test_pool_hands_out_distinct_fresh_processes(tmp_path: Path) -> None:
     try:
         first = pool.take(device="cpu", threads=1, memory_limit_mb=2048, label="candidate")
         second = pool.take(device="cpu", threads=1, memory_limit_mb=2048, label="candidate")
-        hello_a, hello_b = first.wait_ready(), second.wait_ready()
-        assert hello_a["pid"] != hello_b["pid"]
+        first.wait_ready(), second.wait_ready()
+        pid_a, pid_b = first.sandbox_pid(), second.sandbox_pid()
+        assert pid_a is not None and pid_b is not None and pid_a != pid_b
         assert first.proc is not None and second.proc is not None
-        assert first.proc.pid == hello_a["pid"]
         first.close()
         assert first.proc.poll() is not None
         second.close()
@@ -69,12 +69,14 @@ def test_pool_hands_out_distinct_fresh_processes(tmp_path: Path) -> None:
 def test_sandbox_gets_a_private_dir_and_minimal_environment(tmp_path: Path) -> None:
     box = SandboxProcess(device="cpu", threads=1, memory_limit_mb=2048, log_path=tmp_path / "log.txt").start()
     try:
-        hello = box.wait_ready()
-        environ = Path(f"/proc/{hello['pid']}/environ").read_bytes().split(b"\0")
+        box.wait_ready()
+        pid = box.sandbox_pid()
+        assert box.proc is not None and pid is not None
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         keys = {e.split(b"=", 1)[0].decode() for e in environ if e}
         assert "KLOOP_SEED_SECRET" not in keys
-        assert os.readlink(f"/proc/{hello['pid']}/cwd") == str(box.workdir)
-        assert os.getpgid(hello["pid"]) == hello["pid"]  # its own process group, killed as one
+        assert os.readlink(f"/proc/{pid}/cwd") == str(box.workdir)
+        assert os.getpgid(pid) == box.proc.pid  # its own process group, killed as one
     finally:
         box.close()
     assert not box.workdir.exists()

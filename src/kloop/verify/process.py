@@ -1,14 +1,16 @@
 """The supervisor's handle on one sandbox process: spawn, ask, wait with a deadline, kill.
 
 The sandbox gets one end of a socketpair as an inherited fd, a private temp dir as cwd and HOME,
-a minimal environment, and its own process group (so a timeout kills everything it started). Its
-stdout and stderr go to a log file. `request` sends one frame and accepts exactly one reply that
+a minimal environment, and its own process group; `contain.wrap` puts it in its own cgroups
+(`cgroups.Containment`: CPUs, memory, pids, freezer, CPU time) and PID, network and mount namespaces
+with a private /dev/shm, so a kill ends everything it started. Its stdout and stderr go to a log file. `request` sends one frame and accepts exactly one reply that
 echoes the request's nonce and op; anything else is a `ProtocolViolation`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import shutil
@@ -22,12 +24,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kloop.verify import contain
+from kloop.verify.cgroups import Containment, Limits, pick_cpus, sweep_stale
 from kloop.verify.channel import Channel, ChannelClosed, ChannelError, ChannelTimeout, ProtocolViolation
 
 ENV_PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_HOME",
                    "CUDA_PATH", "ROCM_PATH", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "CC", "CXX",
                    "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "MAX_JOBS")  # fmt: skip
 STARTUP_TIMEOUT_S = 120.0
+PIDS_MAX = 1024  # torch's threads and a compiler's jobs fit; a fork bomb does not
 
 
 class SandboxFailure(Exception):
@@ -82,6 +87,9 @@ class SandboxProcess:
         """How long the supervisor blocked waiting for this sandbox to start."""
         self._hello: dict[str, Any] | None = None
         self._over_memory = False
+        self.containment: Containment | None = None
+        """The box's cgroups (freeze/thaw/cpu_time_ns for the timing side); None when not contained."""
+        self.launch: contain.Launch | None = None
         self._stop = threading.Event()
 
     def start(self) -> SandboxProcess:
@@ -90,15 +98,42 @@ class SandboxProcess:
         cmd = [sys.executable, "-m", "kloop.verify.sandbox", "--fd", str(child.fileno()),
                "--device", self.device, "--threads", str(self.threads), "--memory-mb", str(self.memory_limit_mb)]  # fmt: skip
         self.started_ns = time.perf_counter_ns()
+        self.launch = self._contain(cmd)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                cmd, cwd=self.workdir, env=_sandbox_env(self.workdir, self.threads), stdin=subprocess.DEVNULL,
+                self.launch.argv, cwd=self.workdir, env=_sandbox_env(self.workdir, self.threads), stdin=subprocess.DEVNULL,
                 stdout=log, stderr=subprocess.STDOUT, pass_fds=[child.fileno()], start_new_session=True,
             )
         child.close()
         self.channel = Channel(parent)
         threading.Thread(target=self._watch_memory, daemon=True, name="kloop-memory-watch").start()
         return self
+
+    def _contain(self, cmd: list[str]) -> contain.Launch:
+        """Own cgroups (CPUs, memory, pids, freezer) and namespaces, each where this host has it."""
+        _sweep_once()
+        limits = Limits(cpus=pick_cpus(self.threads), memory_bytes=max(self.memory_limit_mb, 0) << 20,
+                        pids_max=PIDS_MAX)  # fmt: skip
+        self.containment = Containment.create(self.label, limits)
+        return contain.wrap(cmd, self.containment, shm_mb=min(contain.SHM_MB, max(self.memory_limit_mb // 4, 16)))
+
+    def sandbox_pid(self) -> int | None:
+        """The sandbox's pid as the supervisor sees it (inside its namespace it is 1)."""
+        if self.proc is None:
+            return None
+        if self.launch is None or not self.launch.namespaces:
+            return self.proc.pid
+        import psutil
+
+        try:  # the launcher exec'd into unshare, whose one child exec'd into the sandbox
+            children = psutil.Process(self.proc.pid).children()
+        except psutil.Error:
+            return None
+        return children[0].pid if children else None
+
+    def policy(self) -> str:
+        """Which containment ran, for the `sandbox_policy` check's detail."""
+        return self.launch.describe() if self.launch is not None else "not started"
 
     def wait_ready(self) -> dict[str, Any]:
         """Block until the sandbox's hello (torch imported, timer captured)."""
@@ -149,6 +184,8 @@ class SandboxProcess:
         return f"exited with status {code}"
 
     def _fail(self, kind: str, detail: str) -> None:
+        if self.containment is not None and kind == "died" and self.containment.oom_killed():
+            self._over_memory = True
         if self._over_memory:
             kind, detail = "memory", f"resident memory above {self.memory_limit_mb} MB"
         self.kill()
@@ -189,6 +226,8 @@ class SandboxProcess:
             # children that outlived the leader still carry its process group id
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.containment is not None:  # and those that left the group (setsid) are still in the box
+            self.containment.kill()
 
     def close(self) -> None:
         """Say bye when it still listens, then make sure it is gone and its temp dir removed."""
@@ -197,6 +236,8 @@ class SandboxProcess:
             with contextlib.suppress(SandboxFailure):
                 self.request("bye", timeout_s=5)
         self.kill()
+        if self.containment is not None:
+            self.containment.remove()
         if self.channel is not None:
             self.channel.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -206,6 +247,11 @@ class SandboxProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@functools.cache
+def _sweep_once() -> None:
+    sweep_stale()
 
 
 class SandboxPool:

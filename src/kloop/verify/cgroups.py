@@ -1,0 +1,255 @@
+"""One sandbox's cgroups (v1): its CPUs, memory, process count, CPU time and freezer, held outside it.
+
+`Containment.create` makes one group per controller (beneath the supervisor's own group, so the
+limits the host set still apply), writes the limits, and names the `cgroup.procs` files that the
+launcher joins before anything of the sandbox runs. The sandbox cannot widen them: the files live
+under /sys, which its Landlock ruleset does not let it write, and the kernel clamps affinity to
+the cpuset whatever it asks for (`torch.set_num_threads(64)` gets 64 threads on the same CPUs).
+
+API for the supervisor (the timing side uses the last three):
+- `kill()`: freeze, SIGKILL every member, thaw; nothing it started survives (setsid, double fork).
+- `oom_killed()`: the memory limit was hit (tmpfs writes to its private /dev/shm are charged too).
+- `freeze()` / `thaw()`: stop and resume every process in the box at once (read its shared memory
+  while nothing in it can write).
+- `cpu_time_ns()`: CPU time of the whole box (all threads and children), read from cpuacct.
+
+A controller that is missing or not writable is skipped and named in `missing`; `describe()` is the
+text for the `sandbox_policy` check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+CONTROLLERS = ("cpu", "cpuacct", "cpuset", "memory", "pids", "freezer")
+PARENT = "kloop"
+FREEZE_WAIT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a sandbox may use: CPUs (None: all the supervisor has), memory bytes (0: no limit), tasks."""
+
+    cpus: tuple[int, ...] | None = None
+    memory_bytes: int = 0
+    pids_max: int = 1024
+
+
+def _own_paths() -> dict[str, str]:
+    """controller -> this process's group path, from /proc/self/cgroup (`id:ctrl,ctrl:/path`)."""
+    out: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            parts = line.split(":", 2)
+            if len(parts) == 3:
+                for ctrl in parts[1].split(","):
+                    out[ctrl] = parts[2]
+    return out
+
+
+def _base(controller: str, own: dict[str, str]) -> Path | None:
+    """The directory new groups go under for `controller`, or None when it is absent or read-only."""
+    mount = ROOT / controller
+    if not (mount / "cgroup.procs").exists():
+        return None
+    base = mount / own.get(controller, "/").lstrip("/")
+    return base if os.access(base, os.W_OK) else None
+
+
+def pick_cpus(threads: int, salt: int | None = None) -> tuple[int, ...]:
+    """`threads` CPUs of the supervisor's set; one supervisor's boxes share theirs (fair A-B timing).
+
+    Different supervisors start at different CPUs (salted by pid) so parallel verifications spread.
+    """
+    allowed = sorted(os.sched_getaffinity(0))
+    if threads >= len(allowed):
+        return tuple(allowed)
+    start = (os.getpid() if salt is None else salt) % len(allowed)
+    return tuple(sorted(allowed[(start + i) % len(allowed)] for i in range(max(1, threads))))
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(value)
+
+
+def _cpuset_text(cpus: tuple[int, ...]) -> str:
+    return ",".join(str(c) for c in cpus)
+
+
+class Containment:
+    """The groups of one sandbox; see the module docstring for what each call is for."""
+
+    def __init__(self, dirs: dict[str, Path], missing: list[str], limits: Limits) -> None:
+        self.dirs = dirs
+        self.missing = missing
+        self.limits = limits
+
+    @classmethod
+    def create(cls, label: str, limits: Limits) -> Containment:
+        """New groups named after the supervisor's pid; controllers that cannot be used are skipped."""
+        own = _own_paths()
+        name = f"{os.getpid()}-{label}-{secrets.token_hex(4)}"
+        dirs: dict[str, Path] = {}
+        missing: list[str] = []
+        for controller in CONTROLLERS:
+            base = _base(controller, own)
+            try:
+                if base is None:
+                    raise OSError("not mounted or not writable")
+                parent = base / PARENT
+                parent.mkdir(exist_ok=True)
+                if controller == "cpuset":
+                    _inherit_cpuset(base, parent)
+                group = parent / name
+                group.mkdir()
+                dirs[controller] = group
+                _apply(controller, group, limits, parent)
+            except OSError:
+                missing.append(controller)
+                if controller in dirs:
+                    with contextlib.suppress(OSError):
+                        dirs.pop(controller).rmdir()
+        return cls(dirs, missing, limits)
+
+    def procs_files(self) -> list[str]:
+        """The `cgroup.procs` files a launcher writes its pid to before exec'ing the sandbox."""
+        return [str(d / "cgroup.procs") for d in self.dirs.values()]
+
+    def describe(self) -> str:
+        parts = []
+        for controller in self.dirs:
+            if controller == "cpuset" and self.limits.cpus is not None:
+                parts.append(f"cpuset {_cpuset_text(self.limits.cpus)}")
+            elif controller == "memory" and self.limits.memory_bytes > 0:
+                parts.append(f"memory {self.limits.memory_bytes >> 20} MB")
+            elif controller == "pids":
+                parts.append(f"pids {self.limits.pids_max}")
+            else:
+                parts.append(controller)
+        text = "cgroups: " + (", ".join(parts) if parts else "none")
+        return text + (f" (missing: {', '.join(self.missing)})" if self.missing else "")
+
+    # -- reading -------------------------------------------------------------------------------
+    def pids(self) -> list[int]:
+        """Every process in the box (any controller's view; they all hold the same members)."""
+        for controller in ("freezer", "pids", "cpuacct", "memory", "cpu", "cpuset"):
+            if controller in self.dirs:
+                with contextlib.suppress(OSError):
+                    text = (self.dirs[controller] / "cgroup.procs").read_text()
+                    return [int(p) for p in text.split()]
+        return []
+
+    def cpu_time_ns(self) -> int | None:
+        """CPU time used by everything in the box so far (user + system, all threads), or None."""
+        group = self.dirs.get("cpuacct")
+        if group is None:
+            return None
+        try:
+            return int((group / "cpuacct.usage").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def oom_killed(self) -> bool:
+        group = self.dirs.get("memory")
+        if group is None:
+            return False
+        with contextlib.suppress(OSError, ValueError):
+            for line in (group / "memory.oom_control").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and int(value) > 0:
+                    return True
+        return False
+
+    # -- acting --------------------------------------------------------------------------------
+    def freeze(self) -> bool:
+        """Stop every process in the box; True once the kernel says FROZEN (False: no freezer)."""
+        return self._freezer("FROZEN")
+
+    def thaw(self) -> bool:
+        return self._freezer("THAWED")
+
+    def _freezer(self, state: str) -> bool:
+        group = self.dirs.get("freezer")
+        if group is None:
+            return False
+        try:
+            _write(group / "freezer.state", state)
+            deadline = time.monotonic() + FREEZE_WAIT_S
+            while (group / "freezer.state").read_text().strip() != state:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.001)
+        except OSError:
+            return False
+        return True
+
+    def kill(self) -> None:
+        """SIGKILL every member while frozen (no fork can race the kill), then thaw so they die."""
+        for _ in range(20):
+            members = self.pids()
+            if not members:
+                return
+            self.freeze()
+            for pid in members:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            self.thaw()
+            time.sleep(0.005)
+
+    def remove(self) -> None:
+        """Kill what is left and delete the groups (an empty group's rmdir can lag its last exit)."""
+        self.kill()
+        for group in self.dirs.values():
+            for _ in range(100):
+                try:
+                    group.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+        self.dirs = {}
+
+
+def _inherit_cpuset(base: Path, parent: Path) -> None:
+    """A new cpuset group starts empty; copy cpus and mems down from the base."""
+    for name in ("cpuset.cpus", "cpuset.mems"):
+        if not (parent / name).read_text().strip():
+            _write(parent / name, (base / name).read_text().strip())
+
+
+def _apply(controller: str, group: Path, limits: Limits, parent: Path) -> None:
+    if controller == "cpuset":
+        cpus = limits.cpus
+        _write(group / "cpuset.cpus", _cpuset_text(cpus) if cpus else (parent / "cpuset.cpus").read_text().strip())
+        _write(group / "cpuset.mems", (parent / "cpuset.mems").read_text().strip())
+    elif controller == "memory" and limits.memory_bytes > 0:
+        _write(group / "memory.limit_in_bytes", str(limits.memory_bytes))
+        swap = group / "memory.memsw.limit_in_bytes"
+        if swap.exists():  # memory + swap: swapping out does not escape the limit
+            _write(swap, str(limits.memory_bytes))
+    elif controller == "pids":
+        _write(group / "pids.max", str(limits.pids_max))
+
+
+def sweep_stale() -> None:
+    """Remove empty groups left by supervisors that died (their pid no longer exists)."""
+    own = _own_paths()
+    for controller in CONTROLLERS:
+        base = _base(controller, own)
+        parent = base / PARENT if base is not None else None
+        if parent is None or not parent.is_dir():
+            continue
+        for group in parent.iterdir():
+            pid = group.name.split("-", 1)[0]
+            if group.is_dir() and pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                with contextlib.suppress(OSError):
+                    group.rmdir()
