@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kloop.task.load import load_solution, load_task
 from kloop.verify.result import VerifyOptions
-from kloop.verify.supervisor import Verification, reference_solution, resolve_device
+from kloop.verify.supervisor import Verification, resolve_device
 
 REPO = Path(__file__).resolve().parents[1]
 PHASES = ("sandbox_start", "build", "inputs", "reference", "runs", "checks", "timing", "close", "other", "total")
@@ -31,7 +31,7 @@ def one(task_dir: Path, solution_dir: Path, options: VerifyOptions) -> dict[str,
     """One verification; returns milliseconds per phase."""
     task = load_task(task_dir)
     solution = load_solution(solution_dir)
-    baseline = task.baseline or reference_solution(task.definition)
+    baseline = task.baseline_or_reference()
     start = time.perf_counter()
     run = Verification(task, solution, options, resolve_device(options.device), baseline)
     result = run.run()

@@ -150,7 +150,7 @@ def test_wiki_hits_reach_the_plan_and_the_prompts_fenced(tmp_path: Path) -> None
     lines = [{"claim": "2x", "files": {"FAKE_VERDICT.json": fake(2.0)}}]
     campaign = make_campaign(tmp_path, lines, stages=[Stage.research, Stage.iterate])
     campaign.services.wiki = KernelWiki(db)
-    campaign.facts.description += " elementwise memory bound vectorized loads coalescing"
+    campaign.ctx.task.description += " elementwise memory bound vectorized loads coalescing"
     campaign.run()
     run = tmp_path / "run"
     plan = (run / "workspace" / "notes" / "plan.md").read_text()

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kloop.loop.campaign import Campaign, Services
+from kloop.loop.campaign import Campaign
 from kloop.loop.config import RunConfig, Stage
 from kloop.loop.defaults import default_services
+from kloop.loop.services import Services
 from kloop.loop.stopping import Outcome, RunStatus
 from kloop.loop.summary import Summary
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kloop.loop.campaign import Services
 from kloop.loop.config import RunConfig
+from kloop.loop.services import Services
 
 
 def default_services(config: RunConfig) -> Services:

@@ -24,19 +24,15 @@ from kloop.agents.base import (
     Verdict,
     WorkloadMeasure,
 )
-from kloop.agents.tuner import instantiate, read_tunables
 from kloop.errors import BadInput, HarnessFailure
-from kloop.loop.config import RunConfig
+from kloop.loop.context import RunContext
 from kloop.loop.gate import GateInput, decide
-from kloop.loop.lineage import CandidateRecord, Lineage
-from kloop.loop.progress import ProgressView
+from kloop.loop.lineage import CandidateRecord
 from kloop.loop.prompts import PromptContext, reviewer_prompt, writer_prompt
-from kloop.loop.seal import Seal
-from kloop.loop.services import Clock, Profiler, call_agent
-from kloop.loop.state import RoundState, RunPaths, clear_round, crash_point, save_round
+from kloop.loop.services import call_agent
+from kloop.loop.state import RoundState, clear_round, crash_point, save_round
 from kloop.loop.stopping import Blocked
-from kloop.loop.verifier import Verifier
-from kloop.loop.workspace import Workspace
+from kloop.task.tunables import instantiate_dir, read_space
 from kloop.verify.result import VerifyResult
 
 
@@ -47,15 +43,6 @@ def bar_of(best: CandidateRecord) -> float:
     from passing as progress on noise.
     """
     return max(best.speedup_geomean or 1.0, best.speedup_hi or 0.0)
-
-
-@dataclass
-class TaskFacts:
-    """What the loop knows about the task without importing torch."""
-
-    name: str
-    description: str
-    listed_axes: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -93,12 +80,12 @@ class Attempt:
 class RoundRunner:
     """Runs rounds for a campaign; holds the run's parts, owns no policy beyond one round."""
 
-    def __init__(self, paths: RunPaths, config: RunConfig, lineage: Lineage, workspace: Workspace, seal: Seal,
-                 verifier: Verifier, reviewer: Agent, profiler: Profiler, clock: Clock, progress: ProgressView,
-                 task: TaskFacts) -> None:
-        self.paths, self.config, self.lineage = paths, config, lineage
-        self.workspace, self.seal, self.verifier = workspace, seal, verifier
-        self.reviewer, self.profiler, self.clock, self.progress, self.task = reviewer, profiler, clock, progress, task
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.paths, self.config, self.lineage = ctx.paths, ctx.config, ctx.lineage
+        self.workspace, self.seal, self.task = ctx.workspace, ctx.seal, ctx.task
+        self.verifier, self.reviewer = ctx.services.verifier, ctx.services.reviewer
+        self.clock, self.progress = ctx.services.clock, ctx.services.progress
 
     # -- steps -------------------------------------------------------------------------------
     def _step(self, state: RoundState, step: str) -> None:
@@ -166,9 +153,8 @@ class RoundRunner:
             self.seal.restore(trusted)
 
     def _write(self, number: int, inp: RoundInput, art: Path) -> Attempt | None:
-        plan = (self.workspace.notes / "plan.md")
         ctx = PromptContext(task=self.task.name, description=self.task.description, round=number,
-                            stage=inp.stage, plan=plan.read_text(encoding="utf-8") if plan.is_file() else "",
+                            stage=inp.stage, plan=self.ctx.plan(),
                             best=inp.best, last=inp.last, profile_digest=inp.profile_digest, replan=inp.replan,
                             wiki_hits=inp.wiki_hits)
         prompt = writer_prompt(ctx)
@@ -205,13 +191,13 @@ class RoundRunner:
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(self.workspace.solution, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         try:
-            space = read_tunables(target)
+            space = read_space(target)
         except BadInput:
             space = {}
         meta = target / "solution.json"
         if space:
             attempt.declares_tunables = True
-            instantiate(target, {name: values[0] for name, values in space.items()})
+            instantiate_dir(target, {name: values[0] for name, values in space.items()})
         elif meta.is_file():
             try:
                 attempt.config = (json.loads(meta.read_text()).get("kloop") or {}).get("config")
@@ -231,7 +217,6 @@ class RoundRunner:
     def _evidence(self, inp: RoundInput, attempt: Attempt) -> ReviewEvidence:
         verify = attempt.verify
         summary = verify.summary if verify else None
-        plan = self.workspace.notes / "plan.md"
         return ReviewEvidence(
             claim=attempt.claim,
             diff=self.workspace.diff(inp.parent.commit_sha or "HEAD", attempt.commit or "HEAD"),
@@ -244,7 +229,7 @@ class RoundRunner:
                        for w in (verify.workloads if verify else [])],
             best_speedup=bar_of(inp.best),
             listed_axes=self.task.listed_axes,
-            plan=plan.read_text(encoding="utf-8") if plan.is_file() else "",
+            plan=self.ctx.plan(),
         )
 
     def _review(self, number: int, inp: RoundInput, art: Path, attempt: Attempt) -> None:

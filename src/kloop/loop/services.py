@@ -1,5 +1,7 @@
 """The loop's I/O boundaries as objects passed in: clock, profiler, wiki, and the agent call.
 
+`Services` bundles them: agents, verifier, profiler, wiki, clock, progress view, ceiling.
+
 Defaults use the real thing when it is present (the wiki database, a vendor profiler) and
 say nothing otherwise; tests pass their own clock.
 """
@@ -8,10 +10,14 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from kloop.agents.base import Agent, AgentRequest, AgentResult, AgentStatus
+from kloop.loop.ceiling import Ceiling, NoCeiling
+from kloop.loop.progress import NullProgress, ProgressView
+from kloop.loop.verifier import Verifier
 
 
 class Clock(Protocol):
@@ -93,6 +99,21 @@ class KernelWiki:
             return [f"- (wiki search failed: {type(exc).__name__}: {exc})"]
         # render_for_agent fences upstream text (a fence it cannot close) and names provenance
         return render_for_agent(hits).splitlines() if hits else []
+
+
+@dataclass
+class Services:
+    """Every I/O boundary of a run, passed in."""
+
+    writer: Agent
+    reviewer: Agent
+    tuner: Agent
+    verifier: Verifier
+    profiler: Profiler = field(default_factory=NoProfiler)
+    wiki: Wiki = field(default_factory=NoWiki)
+    clock: Clock = field(default_factory=SystemClock)
+    progress: ProgressView = field(default_factory=NullProgress)
+    ceiling: Ceiling = field(default_factory=NoCeiling)
 
 
 def call_agent(agent: Agent, request: AgentRequest) -> AgentResult:

@@ -48,6 +48,24 @@ class Task:
     def name(self) -> str:
         return self.definition.name
 
+    def baseline_or_reference(self) -> Solution:
+        """The solution to beat: the shipped baseline, else the definition's reference."""
+        return self.baseline or reference_solution(self.definition)
+
+
+def reference_solution(definition: Definition) -> Solution:
+    """The definition's reference as a python solution: the baseline when a task ships none.
+
+    One builder for the verifier (timing baseline) and the loop (the workspace's round 0).
+    """
+    return Solution.model_validate({
+        "name": f"{definition.name}_reference", "definition": definition.name, "author": "kloop",
+        "spec": {"language": "python", "target_hardware": ["cpu", "cuda"], "entry_point": "main.py::run",
+                 "destination_passing_style": False},
+        "sources": [{"path": "main.py", "content": definition.reference}],
+        "description": "The definition's reference, the starting point when the task ships no baseline.",
+    })  # fmt: skip
+
 
 def load_definition(path: Path) -> Definition:
     """Read and validate one FlashInfer-Trace Definition JSON file."""

@@ -28,7 +28,7 @@ def verify(task: object, solution_path: str | Path, options: VerifyOptions | Non
     cannot judge; a wrong, crashing or cheating candidate is a verdict, never an exception.
     """
     from kloop.task.load import Task, load_solution
-    from kloop.verify.supervisor import Verification, reference_solution, resolve_device
+    from kloop.verify.supervisor import Verification, resolve_device
 
     if not isinstance(task, Task):
         raise TypeError("verify() needs a kloop.task.load.Task")
@@ -37,6 +37,6 @@ def verify(task: object, solution_path: str | Path, options: VerifyOptions | Non
     if options.baseline_path is not None:
         baseline = load_solution(options.baseline_path)
     else:
-        baseline = task.baseline or reference_solution(task.definition)
+        baseline = task.baseline_or_reference()
     device = resolve_device(options.device)
     return Verification(task, solution, options, device, baseline).run()

@@ -17,7 +17,7 @@ from pathlib import Path
 from kloop.builder import default_cache_dir
 from kloop.errors import HarnessFailure
 from kloop.task.load import Task
-from kloop.task.schema import Definition, Solution, Workload
+from kloop.task.schema import Solution, Workload
 from kloop.verify.checks import CheckBook
 from kloop.verify.process import SandboxFailure, SandboxProcess, shared_pool
 from kloop.verify.result import VerifyOptions, VerifyResult, VerifyStatus, WorkloadResult, worst
@@ -25,16 +25,6 @@ from kloop.verify.workload import WorkloadJudge, derive_seed
 
 FAILURE_CHECK = {"died": "runtime", "timeout": "timeout", "memory": "memory", "protocol": "protocol"}
 BUILD_TIMEOUT_FLOOR_S = 600.0
-
-
-def reference_solution(definition: Definition) -> Solution:
-    """The definition's reference as a python solution: the baseline when the task ships none."""
-    return Solution.model_validate({
-        "name": f"{definition.name}_reference", "definition": definition.name, "author": "reference",
-        "spec": {"language": "python", "target_hardware": ["cpu", "cuda"], "entry_point": "reference.py::run",
-                 "destination_passing_style": False},
-        "sources": [{"path": "reference.py", "content": definition.reference}],
-    })  # fmt: skip
 
 
 class Verification:

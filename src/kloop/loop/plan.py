@@ -1,55 +1,14 @@
-"""Stage work that is not a writer round: reading the task, the research that writes the plan.
+"""notes/plan.md: goal, acceptance criteria, baseline facts and hypotheses, as research writes it.
 
-research: check that the baseline works, search the wiki, profile the baseline when a
-profiler applies, and write notes/plan.md with acceptance criteria. kloop freezes the plan
-(its hash kept in the lineage) when research ends, or when a person approves it.
+kloop freezes the plan (its hash kept in the lineage) when research ends, or when a person
+approves it; a run without a research stage starts from the same plan with no baseline check.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from kloop.errors import BadInput
 from kloop.loop.config import RunConfig
-from kloop.loop.rounds import TaskFacts
+from kloop.loop.context import TaskFacts
 from kloop.verify.result import VerifyResult
-
-
-def read_task_facts(sealed: Path) -> TaskFacts:
-    """Name, description and the listed values of each var axis, read as plain JSON (no torch)."""
-    path = sealed / "definition.json"
-    try:
-        definition = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise BadInput(path, f"unreadable definition: {exc}") from None
-    axes: dict[str, set[int]] = {}
-    var_axes = {n for n, a in (definition.get("axes") or {}).items() if a.get("type") == "var"}
-    workloads = sealed / "workloads.jsonl"
-    for line in workloads.read_text(encoding="utf-8").splitlines() if workloads.is_file() else []:
-        if not line.strip():
-            continue
-        data = json.loads(line)
-        workload = data.get("workload", data)
-        for name, value in (workload.get("axes") or {}).items():
-            if name in var_axes and isinstance(value, int):
-                axes.setdefault(name, set()).add(value)
-    return TaskFacts(name=str(definition.get("name", sealed.name)),
-                     description=str(definition.get("description") or ""),
-                     listed_axes={k: sorted(v) for k, v in axes.items()})
-
-
-def reference_solution_files(sealed: Path) -> dict[str, str]:
-    """A solution directory wrapping the definition's reference, for tasks without baseline/."""
-    definition = json.loads((sealed / "definition.json").read_text(encoding="utf-8"))
-    meta = {
-        "name": f"{definition['name']}-reference", "definition": definition["name"], "author": "kloop",
-        "spec": {"language": "python", "target_hardware": ["cpu", "cuda"], "entry_point": "main.py::run",
-                 "destination_passing_style": False},
-        "sources": [{"path": "main.py"}],
-        "description": "The definition's reference, the starting point when the task ships no baseline.",
-    }
-    return {"solution.json": json.dumps(meta, indent=2) + "\n", "main.py": definition["reference"]}
 
 
 def _criteria(config: RunConfig) -> list[str]:
