@@ -101,9 +101,9 @@ def test_protected_path_inside_the_workspace_stays_read_only(tmp_path: Path) -> 
         pytest.skip(f"the mount-namespace layer does not run here (ran: {list(found) or 'none'})")
     ws = tmp_path / "ws"
     (ws / "guarded").mkdir(parents=True)
-    script = "echo a > ws/new.txt; echo b > ws/guarded/x.txt; mkdir ws/sub && echo c > ws/sub/y.txt"
+    script = "echo a > new.txt; echo b > guarded/x.txt; mkdir sub && echo c > sub/y.txt"
     argv = contain(["sh", "-c", script], writable=[ws], protect=[ws / "guarded"])
-    subprocess.run(argv, cwd=tmp_path, capture_output=True, timeout=60)
+    subprocess.run(argv, cwd=ws, capture_output=True, timeout=60)  # relative paths: through the cwd
     assert (ws / "new.txt").exists() and (ws / "sub" / "y.txt").exists()
     assert not (ws / "guarded" / "x.txt").exists()
 

@@ -25,6 +25,7 @@ helper that argv' starts; it applies the layers and then execs the agent.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -228,6 +229,8 @@ def _main(args: list[str]) -> int:
     if in_ns:
         _apply_namespace(writable, protected)  # a failure here is fatal: never run half-contained
         ran.append("mount-namespace")
+        with contextlib.suppress(OSError):  # the inherited cwd still points below the new mounts
+            os.chdir(os.getcwd())
     from kloop.verify import landlock
 
     devices = [d for d in _DEVICES if os.path.exists(d)]

@@ -91,10 +91,20 @@ def _register_builtins() -> None:
                    help="replays a recorded campaign (JSONL, one line per round)")
     register_agent("tuner", lambda arg: TunerAgent(), help="searches the tunables a solution declares")
     register_agent("rules", lambda arg: RulesReviewer(), help="deterministic reviewer")
-    for name in ("claude", "codex", "kimi"):
-        register_agent(name, _unavailable(name), help="coding-agent CLI adapter (planned)")
-    register_agent("openai", _unavailable("openai"), needs_arg=True,
-                   help="tool-calling agent over an OpenAI-compatible endpoint (planned)")
+    from kloop.agents.claude import ClaudeAgent
+    from kloop.agents.codex import CodexAgent
+    from kloop.agents.kimi import KimiAgent
+
+    register_agent("claude", lambda arg: ClaudeAgent(), help="Claude Code headless (claude -p, stream-json)")
+    register_agent("codex", lambda arg: CodexAgent(), help="Codex CLI (codex exec --json)")
+    register_agent("kimi", lambda arg: KimiAgent(), help="Kimi Code CLI (kimi -p, stream-json)")
+    def openai_factory(arg: str | None) -> Agent:
+        from kloop.agents.openai_agent import OpenAIAgent  # the SDK loads only when this kind is used
+
+        return OpenAIAgent(arg or "")
+
+    register_agent("openai", openai_factory, needs_arg=True,
+                   help="kloop's tool-calling agent over an OpenAI-compatible endpoint (OPENAI_BASE_URL)")
 
 
 _register_builtins()

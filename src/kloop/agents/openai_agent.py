@@ -1,0 +1,156 @@
+"""`openai:MODEL`: kloop's own tool-calling agent for any OpenAI-compatible endpoint.
+
+One loop, mini-swe-agent style: send the conversation, run the tool calls the model asks for,
+append their results, repeat until the model answers without a tool call (its final message),
+the turn limit or the call's time limit. It speaks Chat Completions through the official `openai`
+SDK, which every OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, hosted APIs) serves.
+
+Endpoint: `KLOOP_OPENAI_BASE_URL` or `OPENAI_BASE_URL`, key `KLOOP_OPENAI_API_KEY` or
+`OPENAI_API_KEY` (a local server without auth may leave the key out when a base URL is set).
+Every request and tool result goes to a JSONL transcript; tokens come from the API's usage.
+Each request's timeout is the call's remaining time, so a server that hangs ends the call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from kloop.agents.base import AgentRequest, AgentResult, AgentStatus, Claim, Role, parse_verdict
+from kloop.agents.openai_tools import WRITE_ROOTS, ToolBox
+from kloop.errors import BadInput
+
+DEFAULT_MAX_TURNS = 60
+SYSTEM = {
+    Role.writer: "You are the writer in kloop, a loop that makes GPU kernels fast. Change files under solution/ "
+    "(and notes/) with write_file, check your work with verify, use profile_analyze and wiki_search to decide "
+    "what to change. When done, answer without calling a tool: that answer is your claim.",
+    Role.researcher: "You are the researcher in kloop. Read the task (../sealed/), the wiki and the baseline "
+    "profile, then write notes/plan.md with write_file: hypotheses, the one first edit, acceptance criteria. "
+    "When done, answer without calling a tool.",
+    Role.reviewer: "You are a read-only reviewer in kloop. You can look but not change anything. Judge the "
+    "evidence in the prompt and answer with the verdict JSON only, without calling a tool.",
+}
+
+
+class OpenAIAgent:
+    """The `openai:MODEL` agent: Chat Completions with kloop's role-fixed tools."""
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 max_turns: int = DEFAULT_MAX_TURNS, wiki_db: Path | None = None) -> None:  # fmt: skip
+        self.model = model
+        self.base_url = base_url or _env("KLOOP_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+        self.api_key = api_key or _env("KLOOP_OPENAI_API_KEY", "OPENAI_API_KEY")
+        if self.api_key is None and self.base_url is None:
+            raise BadInput(f"openai:{model}", "no endpoint: set OPENAI_BASE_URL (or KLOOP_OPENAI_BASE_URL) "
+                           "and, unless the server needs none, OPENAI_API_KEY")
+        self.max_turns = max_turns
+        self.wiki_db = wiki_db
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        """One call: a fresh conversation, the role's tools, the request's time limit."""
+        start = time.monotonic()
+        remaining = lambda: request.time_limit_s - (time.monotonic() - start)  # noqa: E731
+        home = Path(tempfile.mkdtemp(prefix="kloop-openai-home-"))
+        transcript = _transcript_path(request)
+        try:
+            with transcript.open("w") as log:
+                box = self._toolbox(request, home, remaining)
+                return self._loop(request, box, log, remaining, transcript)
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+
+    def _toolbox(self, request: AgentRequest, home: Path, remaining: Any) -> ToolBox:
+        sealed = request.workspace.parent / "sealed"
+        task_dir = sealed if (sealed / "definition.json").is_file() else None
+        return ToolBox(role=request.role, workspace=request.workspace, task_dir=task_dir, deadline=remaining,
+                       command_argv=_command_runner(request.workspace, home, sealed),
+                       command_env=_command_env(home), wiki_db=self.wiki_db)  # fmt: skip
+
+    def _loop(self, request: AgentRequest, box: ToolBox, log: TextIO, remaining: Any, path: Path) -> AgentResult:
+        from openai import APIConnectionError, APIError, APITimeoutError, OpenAI
+
+        client = OpenAI(base_url=self.base_url, api_key=self.api_key or "not-needed", max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM[request.role]},
+                                          {"role": "user", "content": request.prompt}]  # fmt: skip
+        _log(log, "start", model=self.model, role=request.role.value, tools=[t["function"]["name"] for t in box.specs()],
+             messages=messages)  # fmt: skip
+        tokens = 0
+        for turn in range(self.max_turns):
+            if remaining() <= 0:
+                return self._result(AgentStatus.timed_out, request, box, path, tokens, "time limit reached")
+            try:
+                reply = client.chat.completions.create(model=self.model, messages=messages, tools=box.specs(),
+                                                       timeout=max(remaining(), 0.1))  # fmt: skip
+            except APITimeoutError:
+                _log(log, "timeout", turn=turn)
+                return self._result(AgentStatus.timed_out, request, box, path, tokens, "model server did not answer in time")
+            except (APIConnectionError, APIError) as exc:
+                _log(log, "error", turn=turn, error=str(exc))
+                return self._result(AgentStatus.crashed, request, box, path, tokens, f"model server: {exc}")
+            tokens += reply.usage.total_tokens if reply.usage else 0
+            message = reply.choices[0].message
+            _log(log, "reply", turn=turn, message=message.model_dump(exclude_none=True),
+                 usage=reply.usage.model_dump() if reply.usage else None)  # fmt: skip
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return self._result(AgentStatus.completed, request, box, path, tokens, message.content or "")
+            for tool_call in message.tool_calls:
+                fn = getattr(tool_call, "function", None)
+                name, args = (fn.name, fn.arguments) if fn is not None else ("?", "{}")
+                output = box.call(name, args)
+                _log(log, "tool", turn=turn, name=name, arguments=args, output=output)
+                messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": output})
+        return self._result(AgentStatus.over_budget, request, box, path, tokens,
+                            f"turn limit reached ({self.max_turns} model calls)")  # fmt: skip
+
+    def _result(self, status: AgentStatus, request: AgentRequest, box: ToolBox, path: Path, tokens: int,
+                final: str) -> AgentResult:  # fmt: skip
+        verdict = parse_verdict(final) if request.role is Role.reviewer and status is AgentStatus.completed else None
+        claim = Claim(text=final) if request.role is Role.writer and status is AgentStatus.completed else None
+        return AgentResult(status=status, final_message=final, claim=claim, verdict=verdict, transcript_path=path,
+                           tokens=tokens or None, permission_denials=list(box.denials))  # fmt: skip
+
+
+def _env(*names: str) -> str | None:
+    return next((os.environ[n] for n in names if os.environ.get(n)), None)
+
+
+def _transcript_path(request: AgentRequest) -> Path:
+    folder = request.artifacts_dir or Path(tempfile.mkdtemp(prefix="kloop-openai-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"transcript-openai-{request.role.value}.jsonl"
+
+
+def _log(stream: TextIO, event: str, **data: Any) -> None:
+    stream.write(json.dumps({"event": event, "t": round(time.time(), 3), **data}, default=str) + "\n")
+    stream.flush()
+
+
+def _command_env(home: Path) -> dict[str, str]:
+    """What a command sees: a PATH, its own home and tmp; never the endpoint's key."""
+    tmp = home / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(tmp),
+            "LANG": os.environ.get("LANG", "C.UTF-8")}  # fmt: skip
+
+
+def _command_runner(workspace: Path, home: Path, sealed: Path) -> Any:
+    """`bash -c CMD` inside kloop's containment, or None (commands refused) where none runs."""
+    from kloop.agents.containment import contain, mechanisms
+
+    ran = mechanisms()
+    if not ran:
+        return None
+    namespace = "mount-namespace" in ran
+    protect = [sealed] if sealed.exists() else []
+    return lambda command: contain(["bash", "-c", command], writable=[workspace, home], protect=protect,
+                                   namespace=namespace)  # fmt: skip
+
+
+__all__ = ["WRITE_ROOTS", "OpenAIAgent"]
