@@ -147,7 +147,11 @@ class WorkloadJudge:
         """Runtime, policy, thread, type, count, shape and dtype checks on one reply."""
         book = self.book
         if not reply.get("ok"):
-            statuses.append(book.failed("runtime", f"{where}: {str(reply.get('error', 'call failed'))[:500]}"))
+            from kloop.verify.hints import call_signature_hint
+
+            error = str(reply.get("error", "call failed"))
+            hint = call_signature_hint(error, self.dps, list(self.definition.inputs), list(self.definition.outputs))
+            statuses.append(book.failed("runtime", f"{where}: {error[:500]}" + (f"; {hint}" if hint else "")))
             return None
         self.check_sandbox(reply, where, statuses)
         meta = reply.get("outputs") or []
