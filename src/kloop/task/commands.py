@@ -124,14 +124,23 @@ def import_kernelbench_command(
     out: Annotated[Path, typer.Option("-o", "--out", help="Task directory to create.")],
     name: Annotated[str | None, typer.Option("--name", help="Definition name (default: the file's stem).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Write into a non-empty directory.")] = False,
+    scale: Annotated[float | None, typer.Option("--scale", help="Shrink the module-level sizes get_inputs() reads by this factor, in (0, 1].")] = None,
+    max_bytes: Annotated[int | None, typer.Option("--max-bytes", help="Pick the largest scale whose inputs plus outputs fit in N bytes.")] = None,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", help="The verifier's sandbox limit to fit (kloop verify --memory-mb).")] = 8192,
 ) -> None:
     """Turn a KernelBench problem file into a kloop task whose reference runs `Model`."""
+    from kloop.progress import live
     from kloop.task.kernelbench import import_kernelbench
 
+    if scale is not None and max_bytes is not None:
+        raise BadInput("--scale", "give --scale or --max-bytes, not both")
     if out.exists() and any(out.iterdir()) and not force:
         raise BadInput(out, "output directory is not empty (use --force to write into it)")
-    task = import_kernelbench(file, out, name=name)
+    with live(f"importing {file.name}"):
+        task = import_kernelbench(file, out, name=name, scale=scale, max_bytes=max_bytes, memory_mb=memory_mb)
+    sizes = ", ".join(f"{a}={v}" for a, v in task.definition.const_axes.items())
     typer.echo(f"wrote {out}: {task.definition.name}, {len(task.workloads)} workloads, baseline {task.baseline_path}")
+    typer.echo(f"axes: var {task.definition.var_axes or '-'}; const {sizes or '-'}")
 
 
 @app.command("pack")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kloop.task.schema import ComparatorName, Tolerance
+from kloop.verify.locate import locate
 
 
 @dataclass
@@ -65,6 +66,9 @@ def compare(out: Any, ref: Any, tolerance: Tolerance, comparator: ComparatorName
     )
     if not finite:
         detail = f"{bad_nonfinite}/{total} NaN/Inf elements where the reference is finite"
+    if not (numeric and finite):
+        where = locate(o, r, ~ok, allowed)
+        detail += f"; {where}" if where else ""
     return Comparison(finite, numeric and finite, max_abs, max_rel, mismatched, total, detail)
 
 
