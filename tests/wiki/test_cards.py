@@ -77,7 +77,7 @@ def load_cards() -> list[Card]:
 
 def finding_vocabulary() -> set[str]:
     """The profiler's FindingId enum, which cards are validated against."""
-    from kloop.profile.schema import FindingId
+    from kloop.findings import FindingId
 
     return {str(f.value) for f in FindingId}
 

@@ -63,7 +63,7 @@ def test_every_rule_has_an_id_and_a_query() -> None:
     rules = playbook_rules()
     if not rules:
         pytest.skip(f"no playbook rules at {RULES} yet")
-    from kloop.profile.schema import FindingId
+    from kloop.findings import FindingId
 
     known = {f.value for f in FindingId}
     for rule in rules:

@@ -41,8 +41,8 @@ class Confidence(StrEnum):
 
 
 def finding_ids() -> frozenset[str]:
-    """The finding vocabulary: the profiler's closed enum is the one definition of DESIGN's ids."""
-    from kloop.profile.schema import FindingId
+    """The finding vocabulary (`kloop.findings`, shared with the profiler)."""
+    from kloop.findings import FindingId
 
     return frozenset(str(member.value) for member in FindingId)
 

@@ -1,0 +1,87 @@
+"""Data flows one way: each kloop package imports only from the layers below it.
+
+The layers are data (lowest first); a package may import its own modules and any package of
+a lower layer, never one of its own layer or above. Function-level (lazy) imports count too:
+an arrow is an arrow whether it runs at import time or later. `kloop.loop` sits near the
+top: nothing but the command line imports the orchestrator.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "kloop"
+
+LAYERS: list[set[str]] = [
+    {"errors", "findings", "progress"},  # vocabulary and one-line errors: import nothing of kloop
+    {"device"},
+    {"task"},
+    {"builder"},
+    {"verify"},
+    {"wiki"},
+    {"profile"},  # reads the wiki for fixes
+    {"route"},
+    {"agents"},  # the tuner agent searches with route/
+    {"report"},
+    {"loop"},
+    {"cli", "mcp", "__init__"},
+]
+
+
+def layer_of(package: str) -> int:
+    for index, members in enumerate(LAYERS):
+        if package in members:
+            return index
+    raise KeyError(f"package kloop.{package} is in no layer: add it to LAYERS")
+
+
+def _package(path: Path, root: Path) -> str:
+    rel = path.relative_to(root)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _imported(tree: ast.AST) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def uphill_imports(root: Path) -> list[str]:
+    """Every `kloop.X` import from a package at or above X's layer, as `file:line: a -> b`."""
+    problems: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        source = _package(path, root)
+        for line, module in _imported(ast.parse(path.read_text(encoding="utf-8"))):
+            parts = module.split(".")
+            if parts[0] != "kloop" or len(parts) < 2 or parts[1] == source:
+                continue
+            if layer_of(parts[1]) >= layer_of(source):
+                problems.append(f"{path.relative_to(root)}:{line}: {source} -> {parts[1]}")
+    return problems
+
+
+def test_kloop_imports_flow_one_way() -> None:
+    assert not uphill_imports(SRC), "uphill imports:\n" + "\n".join(uphill_imports(SRC))
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {_package(p, SRC) for p in SRC.rglob("*.py")}
+    assert {"task", "verify", "loop", "wiki", "profile"} <= packages
+    for package in packages:
+        layer_of(package)
+
+
+def test_the_checker_catches_an_uphill_and_a_sideways_import(tmp_path: Path) -> None:
+    for rel, text in {"task/__init__.py": "", "task/x.py": "def f():\n    from kloop.loop import campaign\n",
+                      "wiki/__init__.py": "", "wiki/y.py": "import kloop.profile.schema\nfrom kloop.task import x\n",
+                      "route/__init__.py": "", "route/z.py": "from kloop.agents.tuner import instantiate\n",
+                      "agents/__init__.py": "", "agents/t.py": "from kloop.route import z\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert uphill_imports(tmp_path) == ["route/z.py:1: route -> agents", "task/x.py:2: task -> loop",
+                                        "wiki/y.py:1: wiki -> profile"]
