@@ -15,7 +15,7 @@ PY="${PYTHON:-$ROOT/.venv/bin/python}"
 [ -x "$PY" ] || PY="$(command -v python3)"
 NCU="${NCU:-$(command -v ncu || true)}"
 NVCC="${NVCC:-$(command -v nvcc || true)}"
-CASES=(gather_random smem_column_sum spill_capped_regs atomic_hot)
+CASES=(gather_random smem_column_sum spill_capped_regs atomic_hot local_array_dynamic gemm_naive gemm_tiled_smem)
 
 [ -n "$NCU" ] || { echo "profile_collect_device: ncu not found (set NCU=/path/to/ncu)" >&2; exit 2; }
 [ -n "$NVCC" ] || { echo "profile_collect_device: nvcc not found (set NVCC=/path/to/nvcc)" >&2; exit 2; }

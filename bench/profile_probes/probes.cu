@@ -1,6 +1,9 @@
-// kloop profiler probes: four kernels with one planted bottleneck each, different from the
-// shared fixtures' cases (random gather, not a strided copy; column reduction in shared memory,
-// not a transpose; register spills under a launch-bounds cap, not register-limited occupancy; a hot atomic).
+// kloop profiler probes: kernels with one planted bottleneck each, different from the shared
+// fixtures' cases (random gather, not a strided copy; column reduction in shared memory, not a
+// transpose; register spills under a launch-bounds cap, not register-limited occupancy; a hot
+// atomic), plus the two kinds the first playbook misdiagnosed (issue #14): a per-thread array
+// indexed at run time (local memory, no spill) and a matrix product with no on-chip reuse, with a
+// shared-memory-tiled product as its control.
 // Usage: probes CASE   (runs the case's kernel twice; profile the second launch).
 #include <cstdio>
 #include <cstdlib>
@@ -57,8 +60,58 @@ __global__ void atomic_hot(const float* __restrict__ in, float* __restrict__ cou
     atomicAdd(&counters[i & 7], in[i]);
 }
 
+// 5. run-time-indexed local array: 32 floats per thread indexed by a value loaded from memory, so
+//    the array cannot be registers (ptxas: a 128-byte stack frame, 0 bytes spill)
+__global__ void local_array_dynamic(const float* __restrict__ in, const unsigned* __restrict__ idx,
+                                    float* __restrict__ out, size_t n) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  float a[32];
+#pragma unroll
+  for (int k = 0; k < 32; ++k) a[k] = in[(i + size_t(k) * 1031) % n];
+  float s = 0.f;
+  unsigned j = idx[i];
+  for (int it = 0; it < 64; ++it) {  // each step reads and writes a[] at a data-dependent index
+    unsigned k = (j + it * 7u) & 31u;
+    s += a[k];
+    a[(k * 5u + 3u) & 31u] = s * 0.5f;
+  }
+  out[i] = s;
+}
+
+// 6. matrix product with no on-chip reuse: C = A.B, 16x16 threads, one output per thread, every
+//    operand read from global memory (L1/L2) for each multiply-add; A's loads are warp broadcasts
+static const int GM = 2048;
+__global__ void gemm_naive(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+  int row = blockIdx.y * 16 + threadIdx.y, col = blockIdx.x * 16 + threadIdx.x;
+  float acc = 0.f;
+  for (int k = 0; k < GM; ++k) acc = fmaf(A[row * GM + k], B[k * GM + col], acc);
+  C[row * GM + col] = acc;
+}
+
+// 7. control: the same product with 32x32 shared-memory tiles (each operand loaded once per tile)
+__global__ void gemm_tiled_smem(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+  __shared__ float As[32][33], Bs[32][33];
+  int tx = threadIdx.x % 32, ty = threadIdx.x / 32;  // 32x8 threads, 4 rows each
+  int row0 = blockIdx.y * 32, col = blockIdx.x * 32 + tx;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+  for (int k0 = 0; k0 < GM; k0 += 32) {
+    for (int r = ty; r < 32; r += 8) {
+      As[r][tx] = A[(row0 + r) * GM + k0 + tx];
+      Bs[r][tx] = B[(k0 + r) * GM + col];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 32; ++k)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[q] = fmaf(As[ty + 8 * q][k], Bs[k][tx], acc[q]);
+    __syncthreads();
+  }
+  for (int q = 0; q < 4; ++q) C[(row0 + ty + 8 * q) * GM + col] = acc[q];
+}
+
 int main(int argc, char** argv) {
-  if (argc < 2) { fprintf(stderr, "usage: probes gather_random|smem_column_sum|spill_capped_regs|atomic_hot\n"); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: probes gather_random|smem_column_sum|spill_capped_regs|atomic_hot|local_array_dynamic|gemm_naive|gemm_tiled_smem\n"); return 2; }
   const char* c = argv[1];
   float *a, *b;
   unsigned* idx;
@@ -76,6 +129,9 @@ int main(int argc, char** argv) {
     else if (!strcmp(c, "smem_column_sum")) smem_column_sum<<<N / 8192, 256>>>(a, b, N);
     else if (!strcmp(c, "spill_capped_regs")) spill_capped_regs<<<(N / 16 + 255) / 256, 256>>>(a, b, N / 16);
     else if (!strcmp(c, "atomic_hot")) atomic_hot<<<132 * 8, 256>>>(a, b, N / 4);
+    else if (!strcmp(c, "local_array_dynamic")) local_array_dynamic<<<(N / 4 + 255) / 256, 256>>>(a, idx, b, N / 4);
+    else if (!strcmp(c, "gemm_naive")) gemm_naive<<<dim3(GM / 16, GM / 16), dim3(16, 16)>>>(a, a + GM * GM, b);
+    else if (!strcmp(c, "gemm_tiled_smem")) gemm_tiled_smem<<<dim3(GM / 32, GM / 32), 256>>>(a, a + GM * GM, b);
     else { fprintf(stderr, "unknown case %s\n", c); return 2; }
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());

@@ -44,6 +44,8 @@ CONTEXT_DOCS: dict[str, str] = {
     "occupancy_gap_pct": "theoretical - achieved occupancy, percentage points",
     "atomics_per_instruction": "global atomics / instructions executed",
     "spill_per_instruction": "local/scratch spill requests / instructions executed",
+    "local_per_instruction": "local-memory/scratch load+store instructions / instructions executed",
+    "spill_share_of_local": "share of local-memory instructions that are register spills (0 = all from local arrays)",
     "registers_limit_is_min": "1 when the register limit is the tightest occupancy limit",
     "shared_limit_is_min": "1 when the shared memory/LDS limit is the tightest occupancy limit",
     "block_limit_is_min": "1 when the block-slot limit (small blocks) is the tightest occupancy limit",
@@ -147,6 +149,11 @@ def _shape(ctx: dict[str, Any]) -> None:
     spills = ctx.get("local_spill_requests")
     if spills is not None and inst:
         ctx["spill_per_instruction"] = spills / inst
+    local, spill_inst = ctx.get("local_instructions"), ctx.get("spill_instructions")
+    if local is not None and inst:
+        ctx["local_per_instruction"] = local / inst
+        if local > 0 and spill_inst is not None:
+            ctx["spill_share_of_local"] = min(1.0, spill_inst / local)
     limits = {k: ctx.get(f"occupancy_limit_{k}") for k in ("registers", "shared_mem", "block_size", "warps")}
     known = [v for v in limits.values() if v is not None]
     for key, name in (("registers", "registers_limit_is_min"), ("shared_mem", "shared_limit_is_min"), ("block_size", "block_limit_is_min")):

@@ -94,6 +94,8 @@ RAW_METRICS: tuple[RawMetric, ...] = (
         ("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"),
         op="sum",
     ),
+    RawMetric("local_instructions", ("sass__inst_executed_local_loads", "sass__inst_executed_local_stores"), op="sum"),
+    RawMetric("spill_instructions", ("sass__inst_executed_register_spilling",)),
     RawMetric(
         "global_atomics",
         ("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"),

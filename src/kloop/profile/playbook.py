@@ -50,6 +50,9 @@ class Rule(BaseModel):
     cite: list[str] = Field(default_factory=list, description="Extra metrics shown as evidence.")
     gain: str = Field(description="Expression: estimated fraction of runtime saved.")
     weight: float = Field(1.0, gt=0, description="Specificity weight used in ranking.")
+    supersedes: list[FindingId] = Field(
+        default_factory=list, description="Findings this more specific cause explains away: they rank after it."
+    )
     mechanism: str = Field(min_length=1, description="Why the hardware is slow.")
     fix: str = Field(min_length=1, description="What to change.")
     wiki_query: str = Field(min_length=1, description="Technique words for KernelWiki.")
@@ -221,7 +224,10 @@ def _tier(item: Fired, bound: Bound) -> int:
 
 
 def rank(fired: list[Fired], bound: Bound) -> list[Finding]:
-    """Order findings: causes of the bound, the bound, health, then the rest (one per id)."""
+    """Order findings: causes of the bound, the bound, health, then the rest (one per id).
+
+    A cause that another fired rule `supersedes` (a symptom of it) ranks after the other causes.
+    """
     best: dict[FindingId, Fired] = {}
     for item in fired:
         if item.finding.id not in best or item.score > best[item.finding.id].score:
@@ -231,7 +237,13 @@ def rank(fired: list[Fired], bound: Bound) -> list[Finding]:
         i for i in best.values()
         if not (i.rule.role is Role.health and has_cause) and not (i.rule.role is Role.bound and bound not in i.rule.explains)
     ]  # fmt: skip
-    kept.sort(key=lambda i: (_tier(i, bound), -i.score))
+    superseded = {sid for i in kept for sid in i.rule.supersedes}
+
+    def order(item: Fired) -> tuple[float, float]:
+        tier = _tier(item, bound)
+        return (tier + 0.5 if tier == 0 and item.finding.id in superseded else tier, -item.score)
+
+    kept.sort(key=order)
     return [i.finding for i in kept]
 
 

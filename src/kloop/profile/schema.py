@@ -159,6 +159,10 @@ class NormalizedMetrics(BaseModel):
     l2_hit_rate_pct: float | None = Field(None, description="L2 hit rate, %.")
     local_spill_bytes: float | None = Field(None, description="Local memory/scratch bytes moved by spills (loads + stores).")
     local_spill_requests: float | None = Field(None, description="Local/scratch load+store instructions caused by register spilling.")
+    local_instructions: float | None = Field(
+        None, description="Local-memory/scratch load+store instructions executed, spills and local arrays alike (NVIDIA: SASS LDL/STL)."
+    )
+    spill_instructions: float | None = Field(None, description="Of those, the instructions ptxas emitted for register spilling.")
     global_atomics: float | None = Field(None, description="Global atomic / reduction instructions executed.")
     shared_atomics: float | None = Field(None, description="Shared-memory/LDS atomic instructions executed.")
     # pipes
