@@ -26,10 +26,11 @@ app = typer.Typer(
 )
 
 
-GROUPS = {"task": "kloop.task.commands", "profile": "kloop.profile.commands", "wiki": "kloop.wiki.commands"}
+GROUPS = {"task": "kloop.task.commands", "profile": "kloop.profile.commands", "wiki": "kloop.wiki.commands",
+          "skills": "kloop.skills.commands"}
 """Sub-command groups: each module defines `app = typer.Typer()`."""
 
-TOP_LEVEL = ("kloop.verify.commands", "kloop.device.commands", "kloop.loop.commands")
+TOP_LEVEL = ("kloop.mcp", "kloop.verify.commands", "kloop.device.commands", "kloop.loop.commands")
 """Modules whose `register(app)` adds top-level commands (verify, doctor, run, approve, status)."""
 
 
