@@ -56,6 +56,12 @@ _SYSINFO = {
     "wave_size": ("wave_size", int),
     "max_waves_per_cu": ("max_waves_per_cu", int),
 }
+# Omniperf 1.x (2022) wrote another sysinfo.csv layout: its column -> today's column
+_SYSINFO_V1 = {
+    "gpu_soc": "gpu_arch", "name": "gpu_model", "numCU": "cu_per_gpu", "numSE": "se_per_gpu",
+    "numSIMD": "simd_per_cu", "sclk": "max_sclk", "hbmBW": "hbm_bw", "L2Banks": "total_l2_chan",
+    "waveSize": "wave_size", "maxWavesPerCU": "max_waves_per_cu",
+}  # fmt: skip
 
 
 def is_rocprof_compute_folder(path: Path) -> bool:
@@ -69,6 +75,7 @@ def read_sysinfo(path: Path) -> AmdDevice:
     if not rows:
         raise BadInput(path, "sysinfo.csv has a header but no data row")
     row = rows[0]
+    row = {**{new: row[old] for old, new in _SYSINFO_V1.items() if old in row and new not in row}, **row}
     overrides: dict[str, float | int] = {}
     for column, (attr, kind) in _SYSINFO.items():
         text = (row.get(column) or "").strip()
