@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"wiki"},
     {"profile"},  # reads the wiki for fixes
     {"route"},
-    {"agents"},  # the tuner agent searches with route/
+    {"agents", "skills"},  # the tuner agent searches with route/; skills are data plus their installer
     {"report"},
     {"loop"},
     {"cli", "mcp", "__init__"},
