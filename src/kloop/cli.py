@@ -61,9 +61,15 @@ def main(argv: list[str] | None = None) -> int:
 
     Typer handles usage errors itself (exit 2); everything kloop raises is caught here.
     """
+    from kloop.signals import Interrupted, handled
+
     _register()
     try:
-        app(args=argv, prog_name="kloop")
+        with handled():
+            app(args=argv, prog_name="kloop")
+    except Interrupted as exc:
+        print(f"kloop: interrupted by {exc}; stopped everything it started", file=sys.stderr)
+        return exc.exit_code
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except KloopError as exc:
