@@ -3,16 +3,13 @@
 A solution directory declares `"kloop": {"tunables": {"NAME": [values...]}}` in solution.json
 and uses `${NAME}` in its sources. Each configuration is its own candidate: the tuner writes
 the instantiated sources into `solution/` (tunables replaced by `"config"`), the loop verifies
-it like any round. Small spaces are searched exhaustively; large ones by a surrogate model
-(additive per-value effects on log speedup, optimistic for untried values) under a budget.
+it like any round. The search itself lives in `kloop.route.search` (exhaustive when the space
+fits the tune budget, else a balanced design then model-guided steps), shared with `kloop tune`.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
-import random
 import re
 from pathlib import Path
 from typing import Any
@@ -72,43 +69,25 @@ def default_config(space: dict[str, list[Any]]) -> Config:
 
 
 def all_configs(space: dict[str, list[Any]]) -> list[Config]:
-    names = list(space)
-    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(space[n] for n in names))]
+    from kloop.route.search import all_configs as configs
+
+    return configs(space)
 
 
-def _surrogate_pick(space: dict[str, list[Any]], history: list[dict[str, Any]], untried: list[Config]) -> Config:
-    """Score untried configurations by the mean log speedup of their values; untried values are optimistic."""
-    effects: dict[tuple[str, str], list[float]] = {}
-    for item in history:
-        score = math.log(item["speedup"]) if item.get("passed") and item.get("speedup") else -1.0
-        for name, val in item["config"].items():
-            effects.setdefault((name, json.dumps(val)), []).append(score)
-    best = max((s for v in effects.values() for s in v), default=0.0)
+def observations(history: list[dict[str, Any]]) -> list[Any]:
+    """The loop's tune history (config, speedup, passed) as the search's observations (cost = 1/speedup)."""
+    from kloop.route.search import Observation
 
-    def score(config: Config) -> float:
-        total = 0.0
-        for name, val in config.items():
-            seen = effects.get((name, json.dumps(val)))
-            total += sum(seen) / len(seen) if seen else best + 0.1
-        return total
-
-    return max(untried, key=score)
+    return [Observation(item["config"], 1.0 / item["speedup"] if item.get("passed") and item.get("speedup") else None)
+            for item in history]
 
 
 def next_config(space: dict[str, list[Any]], history: list[dict[str, Any]], budget: int) -> Config | None:
-    """The next configuration to measure, or None when the search is over."""
-    tried = [item["config"] for item in history]
-    configs = all_configs(space)
-    untried = [c for c in configs if c not in tried]
-    if not untried or len(tried) >= budget:
-        return None
-    if len(configs) <= EXHAUSTIVE_LIMIT:
-        return untried[0]
-    seeds = max(3, len(space) + 1)
-    if len(tried) < seeds:  # a few spread-out probes before trusting the model
-        rng = random.Random(json.dumps(space, sort_keys=True) + str(len(tried)))
-        return rng.choice(untried)
-    return _surrogate_pick(space, history, untried)
+    """The next configuration to measure, or None when the search is over (kloop.route.search decides)."""
+    from kloop.route.search import Search
+
+    search = Search(space, budget=budget, seed=0, start=default_config(space))
+    return search.next(observations(history))
 
 
 class TunerAgent:

@@ -1,0 +1,1 @@
+"""Export a run's results in FlashInfer-Bench's own formats."""

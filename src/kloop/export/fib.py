@@ -1,0 +1,89 @@
+"""`kloop export RUN_DIR --fib DIR`: the best and the routed solution as FlashInfer-Trace files.
+
+Layout written under DIR (a FlashInfer-Trace dataset fragment):
+
+    definitions/<definition>.json              the sealed definition
+    solutions/<definition>/<solution>.json     one FIB Solution per exported solution (sources inlined)
+    traces/<definition>.jsonl                  Trace lines of each exported solution's verification
+
+Solutions are packed from the run's own copies (`artifacts/round-NNN/candidate/`,
+`routed/solution/`), tunables rendered at the configuration that was verified. The traces are the
+verdicts the run already recorded (`verify.json`), so nothing is re-measured here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from kloop.errors import BadInput
+from kloop.verify.result import VerifyResult
+
+
+class Exported(BaseModel):
+    definition: str
+    solutions: list[str] = Field(default_factory=list, description="Paths of Solution JSON files written.")
+    traces: str | None = Field(default=None, description="Path of the Trace JSONL written.")
+    trace_lines: int = 0
+    skipped: list[str] = Field(default_factory=list, description="What could not be exported, and why.")
+
+
+def _best_round(run_dir: Path) -> int:
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        return int(summary["best"]["round"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise BadInput(run_dir, "no readable summary.json: is this a kloop run directory?") from None
+
+
+def sources_to_export(run_dir: Path) -> list[tuple[str, Path, Path]]:
+    """(label, solution dir, verify.json) for the best and, when built, the routed solution."""
+    out = []
+    best = _best_round(run_dir)
+    if best > 0:
+        art = run_dir / "artifacts" / f"round-{best:03d}"
+        out.append(("best", art / "candidate", art / "verify.json"))
+    routed = run_dir / "routed"
+    if (routed / "solution" / "solution.json").is_file():
+        out.append(("routed", routed / "solution", routed / "verify.json"))
+    return out
+
+
+def export_run(run_dir: Path, dest: Path) -> Exported:
+    """Write the FIB files; BadInput when the run has nothing better than its baseline to export."""
+    from kloop.task.load import load_task, pack_solution
+    from kloop.verify.trace import to_traces
+
+    task = load_task(run_dir / "sealed")
+    items = sources_to_export(run_dir)
+    if not items:
+        raise BadInput(run_dir, "no accepted candidate beat the baseline and no routed solution: nothing to export")
+    name = task.definition.name
+    (dest / "definitions").mkdir(parents=True, exist_ok=True)
+    (dest / "definitions" / f"{name}.json").write_text(
+        task.definition.model_dump_json(indent=2, exclude_none=True), encoding="utf-8")
+    result = Exported(definition=name)
+    lines: list[str] = []
+    for label, folder, verify_json in items:
+        solution = pack_solution(folder)
+        sol_name = f"{solution.name}_{label}" if label == "best" else solution.name
+        solution = solution.model_copy(update={"name": sol_name})
+        path = dest / "solutions" / name / f"{sol_name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(solution.model_dump_json(indent=2, exclude_none=True), encoding="utf-8")
+        result.solutions.append(str(path))
+        if not verify_json.is_file():
+            result.skipped.append(f"{label}: no verify.json, no trace")
+            continue
+        verdict = VerifyResult.model_validate_json(verify_json.read_text(encoding="utf-8"))
+        for trace in to_traces(verdict, task):
+            trace["solution"] = sol_name
+            lines.append(json.dumps(trace))
+    if lines:
+        traces = dest / "traces" / f"{name}.jsonl"
+        traces.parent.mkdir(parents=True, exist_ok=True)
+        traces.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        result.traces, result.trace_lines = str(traces), len(lines)
+    return result

@@ -1,0 +1,53 @@
+"""`kloop report --format md`: the same facts as the HTML page, for terminals and pull requests.
+
+Agent text is put in code spans with backticks and newlines removed, so it cannot break the
+tables or inject markup.
+"""
+
+from __future__ import annotations
+
+from kloop.report.data import RunData
+
+
+def _safe(text: object, limit: int = 160) -> str:
+    flat = " ".join(str(text).split()).replace("`", "'").replace("|", "/")
+    return flat[:limit]
+
+
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def render_markdown(data: RunData) -> str:
+    s = data.summary
+    best = s.get("best") or {}
+    rounds = [r for r in data.rounds if r.round > 0]
+    lines = [f"# kloop run: {_safe(s.get('task') or data.run_dir.name)}", "",
+             f"- status: **{s.get('status', '-')}**, outcome: **{s.get('outcome', '-')}**",
+             f"- best: **{best.get('candidate', '-')}** (round {best.get('round', '-')}) at "
+             f"**{_x(best.get('speedup_geomean'))}**; {sum(r.accepted for r in rounds)} accepted of {len(rounds)} rounds",
+             f"- reason: {_safe(s.get('reason', ''), 400)}", "", "## Rounds", "",
+             "| round | stage | candidate | parent | verify | speedup (CI) | review | gate |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rounds:
+        ci = f" [{r.speedup_lo:.2f}, {r.speedup_hi:.2f}]" if r.speedup_lo is not None and r.speedup_hi is not None else ""
+        gate = "accepted" if r.accepted else _safe("; ".join(r.reasons), 200)
+        lines.append(f"| {r.round} | {r.stage} | {r.candidate} | {r.parent or '-'} | {r.verify_status or '-'} | "
+                     f"{_x(r.speedup_geomean)}{ci} | {r.review_decision or '-'} | {gate} |")
+    lines += ["", "## Claims", ""]
+    lines += [f"{r.round}. `{_safe(r.claim or '(no claim)')}`" for r in rounds]
+    b = data.best
+    workloads = [w for w in ((b.verify or {}).get("workloads") or [])] if b else []
+    if workloads:
+        lines += ["", f"## Per-workload results of {b.candidate}", "",
+                  "| shape | status | latency ms | speedup (CI) |", "| --- | --- | --- | --- |"]
+        for w in workloads:
+            shape = ", ".join(f"{k}={v}" for k, v in (w.get("axes") or {}).items()) or "-"
+            ci = w.get("speedup_ci")
+            cis = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+            lat = w.get("latency_ms")
+            lines.append(f"| {shape}{' (held-out)' if w.get('heldout') else ''} | {w.get('status', '-')} | "
+                         f"{'-' if lat is None else f'{lat:.4g}'} | {_x(w.get('speedup'))}{cis} |")
+    if data.route:
+        lines += ["", "## Shape routing", "", _safe(data.route.get("reason", ""), 400)]
+    return "\n".join(lines) + "\n"
