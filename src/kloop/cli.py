@@ -30,8 +30,10 @@ GROUPS = {"task": "kloop.task.commands", "profile": "kloop.profile.commands", "w
           "skills": "kloop.skills.commands"}
 """Sub-command groups: each module defines `app = typer.Typer()`."""
 
-TOP_LEVEL = ("kloop.mcp", "kloop.verify.commands", "kloop.device.commands", "kloop.loop.commands")
-"""Modules whose `register(app)` adds top-level commands (verify, doctor, run, approve, status)."""
+TOP_LEVEL = ("kloop.mcp", "kloop.verify.commands", "kloop.device.commands", "kloop.loop.commands", "kloop.route.commands",
+             "kloop.export.commands", "kloop.report.commands")
+"""Modules whose `register(app)` adds top-level commands (verify, doctor, run, approve, status, tune, route,
+export, report)."""
 
 
 def _import_if_present(module_name: str) -> ModuleType | None:
