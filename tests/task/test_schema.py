@@ -21,10 +21,10 @@ from kloop.task.schema import (
     Definition,
     Environment,
     Evaluation,
-    EvaluationStatus,
     Language,
     Performance,
     Trace,
+    VerifyStatus,
 )
 
 
@@ -85,7 +85,7 @@ def test_built_trace_validates_with_flashinfer_bench(examples_dir: Path) -> None
         workload=task.workloads[1],
         solution="rmsnorm_h2048_cpp_fused",
         evaluation=Evaluation(
-            status=EvaluationStatus.PASSED,
+            status=VerifyStatus.PASSED,
             environment=Environment(hardware="cpu", libs={"torch": "2"}),
             timestamp="2026-11-30T20:00:00Z",
             correctness=Correctness(max_relative_error=1e-6, max_absolute_error=2e-7),
@@ -94,7 +94,7 @@ def test_built_trace_validates_with_flashinfer_bench(examples_dir: Path) -> None
     )
     rejected = passed.model_copy(
         update={"evaluation": Evaluation(
-            status=EvaluationStatus.RUNTIME_ERROR, environment=Environment(hardware="cpu"),
+            status=VerifyStatus.RUNTIME_ERROR, environment=Environment(hardware="cpu"),
             timestamp="2026-11-30T20:00:00Z", log="REJECTED: output cache keyed on input pointer")}
     )  # fmt: skip
     for trace in (passed, rejected):
@@ -129,3 +129,14 @@ def test_importing_schema_and_loaders_does_not_import_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_one_status_enum_and_rejected_never_reaches_a_fib_trace() -> None:
+    from kloop.verify.result import VerifyStatus as VerifierStatus
+
+    assert VerifierStatus is VerifyStatus
+    assert VerifyStatus.REJECTED.fib() is VerifyStatus.RUNTIME_ERROR
+    assert [s.fib() for s in VerifyStatus if s is not VerifyStatus.REJECTED] == \
+        [s for s in VerifyStatus if s is not VerifyStatus.REJECTED]
+    with pytest.raises(ValueError, match="REJECTED is not a FlashInfer-Bench status"):
+        Evaluation(status=VerifyStatus.REJECTED, environment=Environment(hardware="cpu"), timestamp="t")

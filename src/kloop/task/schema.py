@@ -32,10 +32,10 @@ from kloop.task.settings import (
 
 __all__ = [
     "COMPILED_LANGUAGES", "AxisConst", "AxisSpec", "AxisVar", "Binding", "BuildSpec", "ComparatorName",
-    "Correctness", "DType", "Definition", "Environment", "Evaluation", "EvaluationStatus", "HeldoutAxis",
+    "Correctness", "DType", "Definition", "Environment", "Evaluation", "HeldoutAxis",
     "HeldoutSpec", "InputRange", "InputSpec", "KloopSettings", "Language", "Performance", "RandomInput",
     "SafetensorsInput", "ScalarInput", "Solution", "SolutionKloopSettings", "SourceFile", "SupportedBindings",
-    "SupportedLanguages", "Tolerance", "ToleranceSpec", "Trace", "TunableValue", "Workload",
+    "SupportedLanguages", "Tolerance", "ToleranceSpec", "Trace", "TunableValue", "VerifyStatus", "Workload",
     "check_relative_source_path",
 ]  # fmt: skip
 
@@ -447,8 +447,12 @@ class Environment(TraceModel):
     """Library versions."""
 
 
-class EvaluationStatus(StrEnum):
-    """FlashInfer-Bench's closed set of evaluation outcomes."""
+class VerifyStatus(StrEnum):
+    """Every verdict kloop gives: FlashInfer-Bench's closed set of outcomes plus kloop's REJECTED.
+
+    One enum for the verifier and for traces: REJECTED (a hack or a broken integrity check) has
+    no FlashInfer-Bench status, so it leaves kloop as RUNTIME_ERROR (`fib()`), the reason in the log.
+    """
 
     PASSED = "PASSED"
     INCORRECT_SHAPE = "INCORRECT_SHAPE"
@@ -457,13 +461,18 @@ class EvaluationStatus(StrEnum):
     RUNTIME_ERROR = "RUNTIME_ERROR"
     COMPILE_ERROR = "COMPILE_ERROR"
     TIMEOUT = "TIMEOUT"
+    REJECTED = "REJECTED"
+
+    def fib(self) -> VerifyStatus:
+        """The status as FlashInfer-Bench spells it (REJECTED -> RUNTIME_ERROR)."""
+        return VerifyStatus.RUNTIME_ERROR if self is VerifyStatus.REJECTED else self
 
 
 class Evaluation(TraceModel):
     """One solution on one workload: status, metrics, environment."""
 
-    status: EvaluationStatus
-    """Outcome."""
+    status: VerifyStatus
+    """Outcome, one of FlashInfer-Bench's (never REJECTED: export `fib()`)."""
     environment: Environment
     """Where it ran."""
     timestamp: NonEmptyString
@@ -477,8 +486,10 @@ class Evaluation(TraceModel):
 
     @model_validator(mode="after")
     def _metrics_match_status(self) -> Evaluation:
-        needs_correctness = self.status in (EvaluationStatus.PASSED, EvaluationStatus.INCORRECT_NUMERICAL)
-        needs_performance = self.status == EvaluationStatus.PASSED
+        if self.status is not self.status.fib():
+            raise ValueError(f"{self.status.value} is not a FlashInfer-Bench status (export it as {self.status.fib().value})")
+        needs_correctness = self.status in (VerifyStatus.PASSED, VerifyStatus.INCORRECT_NUMERICAL)
+        needs_performance = self.status == VerifyStatus.PASSED
         if (self.correctness is not None) != needs_correctness:
             raise ValueError(f"correctness must {'' if needs_correctness else 'not '}be given for {self.status.value}")
         if (self.performance is not None) != needs_performance:

@@ -5,23 +5,11 @@ No torch import: the loop, the report and the CLI read these without paying for 
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-
-class VerifyStatus(StrEnum):
-    """FlashInfer-Bench's evaluation statuses plus kloop's REJECTED (hack or integrity)."""
-
-    PASSED = "PASSED"
-    INCORRECT_SHAPE = "INCORRECT_SHAPE"
-    INCORRECT_NUMERICAL = "INCORRECT_NUMERICAL"
-    INCORRECT_DTYPE = "INCORRECT_DTYPE"
-    RUNTIME_ERROR = "RUNTIME_ERROR"
-    COMPILE_ERROR = "COMPILE_ERROR"
-    TIMEOUT = "TIMEOUT"
-    REJECTED = "REJECTED"
+from kloop.task.schema import VerifyStatus  # the one status enum (FIB's outcomes + REJECTED)
 
 
 # Worst first: the overall status is the most severe status any check or workload produced.

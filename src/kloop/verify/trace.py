@@ -18,10 +18,6 @@ from kloop.task.schema import Workload
 from kloop.verify.result import VerifyResult, VerifyStatus, WorkloadResult
 
 
-def _fib_status(status: VerifyStatus) -> str:
-    return "RUNTIME_ERROR" if status is VerifyStatus.REJECTED else status.value
-
-
 def _finite(value: float | None) -> float:
     return value if value is not None and math.isfinite(value) else 0.0
 
@@ -33,7 +29,7 @@ def _evaluation(result: VerifyResult, wl: WorkloadResult | None, timestamp: str)
     if status is VerifyStatus.REJECTED:
         log_lines.insert(0, "kloop verdict: REJECTED (exported as RUNTIME_ERROR)")
     evaluation: dict[str, Any] = {
-        "status": _fib_status(status),
+        "status": status.fib().value,
         "environment": {"hardware": result.environment.get("hardware") or result.device,
                         "libs": {k: v for k, v in result.environment.items() if k in ("torch", "triton", "cuda", "python", "kloop")}},
         "timestamp": timestamp,
