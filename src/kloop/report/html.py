@@ -144,7 +144,8 @@ def _evidence(data: RunData) -> str:
         claim = escape(r.claim or "(no claim)")
         hyp = f"<p>Hypothesis: {escape(r.hypothesis)}</p>" if r.hypothesis else ""
         gate = "accepted" if r.accepted else "; ".join(r.reasons)
-        parts.append(f'<details class="round" id="round-{r.round}"><summary>{_tag(r.accepted)}round {r.round} '
+        is_best = data.best is not None and r.candidate == data.best.candidate
+        parts.append(f'<details class="round" id="round-{r.round}"{" open" if is_best else ""}><summary>{_tag(r.accepted)}round {r.round} '
                      f"&middot; {escape(r.candidate)} &middot; {_x(r.speedup_geomean)}</summary>"
                      f"<p>Claim (writer's words, untrusted):</p><pre>{claim}</pre>{hyp}{_checks(r)}"
                      f"{_findings(data, r)}{_review(r)}<p>Gate: {escape(gate)}</p></details>")

@@ -33,7 +33,8 @@ def line_chart(title: str, series: list[Series], x_label: str, y_label: str, cha
     ys = [y for s in series for _, y in s.points] + [y for s in series for _, y, _ in s.marks]
     if not xs:
         return f'<p class="muted" id="{chart_id}">{escape(title)}: nothing measured yet.</p>'
-    x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
+    x0 = min(0.0, min(xs))
+    x1 = max(xs) if max(xs) > x0 else x0 + 1
     y0, y1 = min(0.0, min(ys)), max(ys) * 1.1 if max(ys) > 0 else 1.0
 
     def px(x: float) -> float:
@@ -49,8 +50,10 @@ def line_chart(title: str, series: list[Series], x_label: str, y_label: str, cha
     for t in _ticks(y0, y1):
         parts.append(f'<line x1="{PAD_L - 4}" y1="{py(t):.1f}" x2="{W - PAD_R}" y2="{py(t):.1f}" class="grid"/>'
                      f'<text x="{PAD_L - 6}" y="{py(t) + 4:.1f}" text-anchor="end">{t:.2g}</text>')
-    for t in _ticks(x0, x1):
-        parts.append(f'<text x="{px(t):.1f}" y="{H - PAD_B + 16}" text-anchor="middle">{t:.3g}</text>')
+    whole = all(float(x).is_integer() for x in xs) and x1 - x0 <= 40
+    x_ticks = [float(t) for t in range(int(x0), int(x1) + 1, max(1, int(x1 - x0) // 8 or 1))] if whole else _ticks(x0, x1)
+    for t in x_ticks:
+        parts.append(f'<text x="{px(t):.1f}" y="{H - PAD_B + 16}" text-anchor="middle">{_label(t)}</text>')
     parts.append(f'<text x="{(PAD_L + W - PAD_R) / 2:.0f}" y="{H - 4}" text-anchor="middle">{escape(x_label)}</text>')
     parts.append(f'<text x="12" y="{PAD_T + 4}" transform="rotate(-90 12 {PAD_T + 4})" text-anchor="end">'
                  f"{escape(y_label)}</text>")
@@ -67,6 +70,11 @@ def line_chart(title: str, series: list[Series], x_label: str, y_label: str, cha
                      f'<text x="{W - PAD_R + 24}" y="{ly}">{escape(s.name[:16])}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _label(value: float) -> str:
+    """A tick label without scientific notation for the ranges a run has (rounds, seconds, minutes)."""
+    return f"{value:.0f}" if abs(value - round(value)) < 1e-9 or abs(value) >= 10 else f"{value:.1f}"
 
 
 def _step_path(points: list[tuple[float, float]]) -> str:

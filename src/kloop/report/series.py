@@ -30,11 +30,13 @@ def round_series(data: RunData) -> str:
 
 
 def time_series(data: RunData) -> str:
-    times = [r.finished_at for r in data.rounds if r.finished_at]
-    start = min([r.started_at for r in data.rounds if r.started_at] + times, default=0.0)
-    marks = _marks([r for r in data.rounds if r.finished_at], lambda r: (r.finished_at - start) / 60.0)
+    done = [r for r in data.rounds if r.finished_at]
+    start = min([r.started_at for r in data.rounds if r.started_at] + [r.finished_at for r in done], default=0.0)
+    span = max((r.finished_at - start for r in done), default=0.0)
+    unit, scale = ("minutes", 60.0) if span >= 120 else ("seconds", 1.0)
+    marks = _marks(done, lambda r: round((r.finished_at - start) / scale, 2))
     return line_chart("Speedup over time", [Series("overall", _best_so_far(marks), marks)],
-                      "minutes since start", "speedup (x)", "chart-time")
+                      f"{unit} since start", "speedup (x)", "chart-time")
 
 
 def regimes_of(data: RunData) -> list[Any]:
