@@ -19,21 +19,23 @@ from pathlib import Path
 
 from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable
-from kloop.wiki.gitlog import RawCommit, diff_excerpts, git, stream_log
+from kloop.wiki.gitlog import Excerpt, LogStats, RawCommit, diff_excerpts, git, stream_log
 from kloop.wiki.provenance import (
     LICENSE_FILES,
     KernelPathRules,
     RemoteWeb,
     detect_license,
     pr_number,
-    remote_web,
+    web_for,
 )
 from kloop.wiki.schema import Confidence, EntryKind, Source, WikiEntry, utc_now
 from kloop.wiki.store import WikiStore
 
 BATCH = 2000
 EXCERPT_CHARS = 1200
+EXCERPT_MAX_FILES = 8
 BODY_CHARS = 8000
+PATH_TERM_CHARS = 4000
 MERGE_SUBJECT = re.compile(r"^Merge (?:pull request|branch|remote-tracking branch)\b")
 _REPO_NAME = re.compile(r"^[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)?$")
 
@@ -47,6 +49,8 @@ class IngestReport:
     entries_added: int = 0
     skipped_non_kernel: int = 0
     skipped_known: int = 0
+    skipped_unreadable: int = 0
+    diff_missing: int = 0
     seconds: float = 0.0
     head: str | None = None
 
@@ -66,6 +70,23 @@ class RepoInfo:
     default_vendor: str
 
 
+def path_terms(added: list[str], paths: list[str], tests: list[str], limit: int = PATH_TERM_CHARS) -> str:
+    """Searchable words of the changed paths: added kernel files first, then the rest, tests last.
+
+    Components are deduplicated, so a release that touches 2,000 files under one tree still
+    costs a few hundred words, and a file the commit added is named twice (once as added).
+    """
+    words: list[str] = []
+    for group in (added, paths):
+        for path in group:
+            words += [part.rsplit(".", 1)[0] if "." in part[1:] else part for part in path.split("/")]
+    text = " ".join(dict.fromkeys(w for w in words if w))
+    if added:
+        text = " ".join(dict.fromkeys(p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in added)) + " " + text
+    test_words = " ".join(dict.fromkeys(p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in tests))
+    return (text[:limit] + ("\ntests: " + test_words[: limit // 4] if test_words else "")).strip()
+
+
 def check_since(since: str | None) -> str | None:
     """--since must be an ISO date (YYYY-MM-DD or a full timestamp)."""
     if since is None:
@@ -81,13 +102,16 @@ class GitIngester:
     """Turns a clone's history into entries in a WikiStore."""
 
     def __init__(
-        self, store: WikiStore, *, rules: KernelPathRules | None = None, excerpt_chars: int = EXCERPT_CHARS
+        self, store: WikiStore, *, rules: KernelPathRules | None = None, excerpt_chars: int = EXCERPT_CHARS,
+        excerpt_max_files: int = EXCERPT_MAX_FILES,
     ) -> None:
         self.store = store
         self.aliases: AliasTable = store.aliases
         self.rules = rules or KernelPathRules()
         self.is_kernel = self.rules.matcher()
+        self.role = self.rules.roles()
         self.excerpt_chars = excerpt_chars
+        self.excerpt_max_files = excerpt_max_files
 
     def ingest(
         self, path: str | Path, repo: str | None = None, since: str | None = None, paths: list[str] | None = None
@@ -104,9 +128,10 @@ class GitIngester:
         revisions = self._revisions(info, head)
         pathspecs = [f":(glob){g}" for g in paths or []]
         batch: list[RawCommit] = []
-        for commit in stream_log(info.path, revisions, since, pathspecs):
+        stats = LogStats()
+        for commit in stream_log(info.path, revisions, since, pathspecs, stats):
             report.commits_seen += 1
-            if not any(self.is_kernel(f.path) for f in commit.files):
+            if not self._is_kernel_change(commit):
                 report.skipped_non_kernel += 1
                 continue
             batch.append(commit)
@@ -114,10 +139,21 @@ class GitIngester:
                 self._flush(info, batch, report)
                 batch = []
         self._flush(info, batch, report)
+        report.skipped_unreadable, report.diff_missing = stats.unreadable, stats.diff_missing
         self._record(info, head, report)
         report.head = head
         report.seconds = time.perf_counter() - started
         return report
+
+    def _kernel_file_count(self, commit: RawCommit) -> int:
+        return sum(self.is_kernel(f.path) for f in commit.files)
+
+    def _is_kernel_change(self, commit: RawCommit) -> bool:
+        """A kernel file (source or compiled object) changed; without a diff, the message must say so."""
+        if commit.diff_missing:
+            found = self.aliases.classify(commit.message)
+            return bool(found.techniques or found.tags or found.arch) or "kernel" in commit.message.lower()
+        return any(self.is_kernel(f.path) for f in commit.files)
 
     def _repo_info(self, path: Path, repo: str | None) -> RepoInfo:
         if not path.exists():
@@ -130,7 +166,7 @@ class GitIngester:
             raise BadInput("--repo", f"repository name must be NAME or OWNER/NAME without spaces: {name!r}")
         remote = git(path, "config", "--get", "remote.origin.url", check=False).strip()
         return RepoInfo(
-            name=name, path=path, web=remote_web(remote) if remote else None,
+            name=name, path=path, web=web_for(remote, repo),
             license=self._license(path), default_vendor=self.aliases.vendor_for_repo(name) or "any",
         )
 
@@ -165,7 +201,12 @@ class GitIngester:
         known = self.store.has(list(ids.values()))
         fresh = [c for c in batch if ids[c.sha] not in known]
         report.skipped_known += len(batch) - len(fresh)
-        todo = [(c.sha, c.parents[0] if len(c.parents) > 1 else None) for c in fresh]
+        # a commit touching many kernel files (a release, a refactor) costs most of the diff pass and
+        # is described by its paths; only focused commits get a diff excerpt
+        todo = [
+            (c.sha, c.parents[0] if len(c.parents) > 1 else None) for c in fresh
+            if not c.diff_missing and self._kernel_file_count(c) <= self.excerpt_max_files
+        ]
         # git computes the diffs in its own process while this one classifies the batch
         with ThreadPoolExecutor(max_workers=1) as pool:
             pending = pool.submit(diff_excerpts, info.path, todo, self.rules.diff_pathspecs(), self.excerpt_chars)
@@ -173,7 +214,9 @@ class GitIngester:
             entries = [self._entry(info, c, ids[c.sha], captured) for c in fresh]
             excerpts = pending.result()
         for commit, entry in zip(fresh, entries, strict=True):
-            entry.excerpt = excerpts.get(commit.sha, "")
+            excerpt = excerpts.get(commit.sha, Excerpt())
+            entry.excerpt = excerpt.text
+            entry.stats["added"], entry.stats["deleted"] = excerpt.added, excerpt.deleted
         report.entries_added += self.store.add(entries, replace=False)
 
     def _entry(self, info: RepoInfo, commit: RawCommit, entry_id: str, captured: str) -> WikiEntry:
@@ -185,8 +228,12 @@ class GitIngester:
         if MERGE_SUBJECT.match(subject) and len(lines) > 1:
             title = lines[1].strip()  # GitHub puts the PR title on the line after "Merge pull request"
         kernel_files = [f for f in commit.files if self.is_kernel(f.path)]
-        paths = [f.path for f in kernel_files]
-        found = self.aliases.classify(message + "\n" + "\n".join(paths))
+        paths = [f.path for f in kernel_files if f.status != "D"] or [f.path for f in kernel_files]
+        tests = [f.path for f in commit.files if self.role(f.path) == "test"]
+        added = [f.path for f in kernel_files if f.status == "A"]
+        terms = path_terms(added, paths, tests)
+        # the path words, deduplicated, classify as well as the paths themselves, at a fraction of the cost
+        found = self.aliases.classify(message + "\n" + terms[:1500])
         pr = pr_number(message)
         url = None
         if info.web is not None:
@@ -209,10 +256,12 @@ class GitIngester:
             stats={
                 "files": len(commit.files),
                 "kernel_files": len(kernel_files),
-                "added": sum(f.added for f in commit.files),
-                "deleted": sum(f.deleted for f in commit.files),
-                "binary_files": sum(f.binary for f in commit.files),
+                "added_files": len(added),
+                "binary_files": sum(self.role(f.path) == "binary" for f in commit.files),
+                "test_files": len(tests),
+                **({"diff_missing": 1} if commit.diff_missing else {}),
             },
+            path_terms=terms,
         )
 
     def _record(self, info: RepoInfo, head: str, report: IngestReport) -> None:

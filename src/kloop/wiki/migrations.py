@@ -161,12 +161,51 @@ def m005_entry_filters(db: sqlite3.Connection) -> None:
     )
 
 
+def m006_paths_column(db: sqlite3.Connection) -> None:
+    """Changed paths get their own FTS column, so they are weighed apart from the diff excerpt."""
+    run_script(
+        db,
+        """
+        ALTER TABLE entries ADD COLUMN paths TEXT NOT NULL DEFAULT '';
+        UPDATE entries SET paths = coalesce(
+            (SELECT group_concat(value, char(10)) FROM json_each(json_extract(source_json, '$.paths'))), '');
+        DROP TRIGGER entries_ai;
+        DROP TRIGGER entries_ad;
+        DROP TRIGGER entries_au;
+        DROP TABLE entries_vocab;
+        DROP TABLE entries_fts;
+        CREATE VIRTUAL TABLE entries_fts USING fts5(
+            title, labels, body, paths, excerpt,
+            content='entries', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE entries_vocab USING fts5vocab(entries_fts, 'row');
+        CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
+            INSERT INTO entries_fts(rowid, title, labels, body, paths, excerpt)
+                VALUES (new.rowid, new.title, new.labels, new.body, new.paths, new.excerpt);
+        END;
+        CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
+            INSERT INTO entries_fts(entries_fts, rowid, title, labels, body, paths, excerpt)
+                VALUES ('delete', old.rowid, old.title, old.labels, old.body, old.paths, old.excerpt);
+        END;
+        CREATE TRIGGER entries_au AFTER UPDATE ON entries BEGIN
+            INSERT INTO entries_fts(entries_fts, rowid, title, labels, body, paths, excerpt)
+                VALUES ('delete', old.rowid, old.title, old.labels, old.body, old.paths, old.excerpt);
+            INSERT INTO entries_fts(rowid, title, labels, body, paths, excerpt)
+                VALUES (new.rowid, new.title, new.labels, new.body, new.paths, new.excerpt);
+        END;
+        INSERT INTO entries_fts(entries_fts) VALUES ('rebuild');
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("entries", m001_entries),
     ("ingest_state", m002_ingest_state),
     ("term_stats", m003_term_stats),
     ("labels_in_row", m004_labels_in_row),
     ("entry_filters", m005_entry_filters),
+    ("paths_column", m006_paths_column),
 ]
 
 

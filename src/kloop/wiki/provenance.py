@@ -71,6 +71,16 @@ class RemoteWeb:
         return template[1].format(path=self.path, pr=pr) if template else None
 
 
+def web_for(remote: str | None, repo: str | None) -> RemoteWeb | None:
+    """The forge of `origin`; else, when origin is a local mirror, github.com/OWNER/NAME from --repo."""
+    if remote and (web := remote_web(remote)) is not None:
+        return web
+    local = not remote or remote.startswith(("/", "file://", ".", "~")) or ("://" not in remote and "@" not in remote)
+    if local and repo and re.fullmatch(r"[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+", repo):
+        return RemoteWeb("github.com", repo)
+    return None
+
+
 def remote_web(url: str) -> RemoteWeb | None:
     """github.com / gitlab.com remote (https or ssh form) -> its web location."""
     m = _REMOTE.match(url.strip())
@@ -83,8 +93,16 @@ class KernelPathRules(BaseModel):
     """Which changed paths count as kernel code (configurable; defaults fit CUDA/HIP/Triton repos)."""
 
     device_extensions: list[str] = Field(
-        default=[".cu", ".cuh", ".hip", ".cl", ".s", ".ptx", ".hsaco", ".ll", ".mlir"],
+        default=[".cu", ".cuh", ".hip", ".cl", ".s", ".ptx", ".ll", ".mlir"],
         description="Always kernel code.",
+    )
+    binary_extensions: list[str] = Field(
+        default=[".co", ".hsaco", ".cubin", ".fatbin"],
+        description="Compiled kernel objects (aiter ships its assembly kernels as hsa/**.co): kernel changes named by path.",
+    )
+    test_dirs: list[str] = Field(
+        default=["test", "tests", "op_tests", "unittest", "unittests", "testing"],
+        description="Directories whose files are tests: secondary evidence, never what makes a commit a kernel change.",
     )
     host_extensions: list[str] = Field(
         default=[".cpp", ".cc", ".cxx", ".h", ".hpp", ".inl", ".inc", ".py"],
@@ -103,30 +121,42 @@ class KernelPathRules(BaseModel):
         description="Words in a file name that make a host-language file a kernel.",
     )
 
-    def matcher(self) -> Callable[[str], bool]:
-        """A fast, memoized `path -> is kernel code` for one ingest (paths repeat across commits)."""
+    def roles(self) -> Callable[[str], str | None]:
+        """A fast, memoized `path -> 'kernel' | 'binary' | 'test' | None` for one ingest."""
         device, host = frozenset(self.device_extensions), frozenset(self.host_extensions)
+        binary = frozenset(self.binary_extensions)
         dirs = tuple(f"/{d}/" for d in self.kernel_dirs)
+        tests = tuple(f"/{d}/" for d in self.test_dirs)
         words = tuple(self.kernel_name_words)
-        seen: dict[str, bool] = {}
+        seen: dict[str, str | None] = {}
 
-        def is_kernel(path: str) -> bool:
-            known = seen.get(path)
-            if known is None:
-                directory, _, name = path.lower().rpartition("/")
-                dot = name.rfind(".")
-                suffix = name[dot:] if dot > 0 else ""
-                inside = f"/{directory}/"
-                known = suffix in device or (
-                    suffix in host and (any(d in inside for d in dirs) or any(w in name for w in words))
-                )
-                seen[path] = known
-            return known
+        def role(path: str) -> str | None:
+            if path in seen:
+                return seen[path]
+            directory, _, name = path.lower().rpartition("/")
+            dot = name.rfind(".")
+            suffix, stem = (name[dot:], name[:dot]) if dot > 0 else ("", name)
+            inside = f"/{directory}/"
+            found: str | None = None
+            if suffix in binary:
+                found = "binary"
+            elif suffix in device or suffix in host:
+                if any(t in inside for t in tests) or stem.startswith("test_") or stem.endswith(("_test", "_tests")):
+                    found = "test"
+                elif suffix in device or any(d in inside for d in dirs) or any(w in name for w in words):
+                    found = "kernel"
+            seen[path] = found
+            return found
 
-        return is_kernel
+        return role
+
+    def matcher(self) -> Callable[[str], bool]:
+        """A fast, memoized `path -> is a kernel change` (source or compiled kernel object)."""
+        role = self.roles()
+        return lambda path: role(path) in ("kernel", "binary")
 
     def is_kernel(self, path: str) -> bool:
-        """Device source, or host source living where kernels live."""
+        """Device source, host source living where kernels live, or a compiled kernel object."""
         return self.matcher()(path)
 
     def diff_pathspecs(self) -> list[str]:

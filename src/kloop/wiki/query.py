@@ -38,7 +38,9 @@ def quote(phrase_tokens: list[str]) -> str:
     return '"' + " ".join(phrase_tokens) + '"'
 
 
-def parse_query(text: str, aliases: AliasTable | None, *, expand: bool = True) -> ParsedQuery:
+def parse_query(
+    text: str, aliases: AliasTable | None, *, expand: bool = True, drop: frozenset[str] = frozenset()
+) -> ParsedQuery:
     """Build the MATCH expressions: the user's own terms, and (separately) their alias spellings.
 
     Keeping the alternatives apart lets search weigh a match on the words typed above a match on
@@ -65,7 +67,7 @@ def parse_query(text: str, aliases: AliasTable | None, *, expand: bool = True) -
             terms.extend(spellings)
             covered.update(range(start, end))
     rest = [t for i, t in enumerate(tokens) if i not in covered]
-    kept = [t for t in rest if t not in STOPWORDS] or ([] if clauses else rest)
+    kept = [t for t in rest if t not in STOPWORDS and t not in drop] or ([] if clauses else rest)
     for token in kept:
         clauses.append(quote([token]))
         terms.append(token)

@@ -14,11 +14,12 @@ import sqlite3
 
 from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, tokens_of
+from kloop.wiki.intent import QUESTION_ONLY, REPO_BOOST, VENDOR_BOOST, Intent, read_intent
 from kloop.wiki.query import parse_query
 from kloop.wiki.schema import Hit, Source
 
-# bm25 column weights: title > labels (tags, techniques, arch, findings) > body > paths/diff excerpt.
-COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 0.4)
+# bm25 column weights: title > labels (tags, techniques, arch, findings) > paths > body > diff excerpt.
+COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 2.0, 0.4)
 RANK = "bm25(" + ", ".join(str(w) for w in COLUMN_WEIGHTS) + ")"
 # A match on an alias spelling counts this much of a match on the words the user typed
 # (0.1 / 0.25 / 0.35 / 0.5 / 1.0 tried on bench/wiki_eval.py; 0.25 was best).
@@ -30,7 +31,7 @@ CANDIDATES = 50
 MAX_ALTERNATIVES = 16
 # Most rows one pass may rank, once the wiki is big enough for the scan to cost anything.
 ROW_BUDGET = 2500
-PRUNE_FROM_ENTRIES = 5000
+PRUNE_FROM_ENTRIES = 20000
 KINDS = ("pr", "commit", "card", "doc")
 VENDORS = ("nvidia", "amd", "any")
 
@@ -62,7 +63,8 @@ class FtsSearch:
         """The top `k` hits for `query` under `filters` (vendor, arch, tag, kind)."""
         if k < 1:
             raise BadInput("-k", f"must be at least 1, got {k}")
-        parsed = parse_query(query, self.aliases, expand=expand)
+        intent = read_intent(query, self.aliases)
+        parsed = parse_query(query, self.aliases, expand=expand, drop=QUESTION_ONLY if intent.history else frozenset())
         merged = {**parsed.filters, **{key: value for key, value in filters.items() if value}}
         where, params = self.filter_sql(merged)
         if not parsed.clauses:
@@ -77,8 +79,30 @@ class FtsSearch:
             kept, capped = self._plan(phrases, budget)
             for rowid, rank in self._rank(" OR ".join(kept), where, params, pool, capped, budget, query):
                 scores[rowid] = scores.get(rowid, 0.0) - weight * rank
+        self._weigh(scores, intent)
         top = sorted(scores.items(), key=lambda item: -item[1])[:k]
         return self._hits(top, parsed.terms)
+
+    def _weigh(self, scores: dict[int, float], intent: Intent) -> None:
+        """Fit the ranking to the question: cards down for history, kernel-adding commits up for a first."""
+        if not scores or intent == Intent():
+            return
+        marks = ", ".join("?" * len(scores))
+        sql = (
+            "SELECT f.rowid, f.kind, f.label_list, f.vendor, e.repo FROM entry_filters f "
+            f"JOIN entries e ON e.rowid = f.rowid WHERE f.rowid IN ({marks})"
+        )
+        for rowid, kind, labels, vendor, repo in self.db.execute(sql, list(scores)):
+            factor = 1.0
+            if kind in ("card", "doc"):
+                factor *= intent.card_factor
+            elif intent.intro_boost and '"git:adds-kernel-files"' in labels:
+                factor *= 1.0 + intent.intro_boost
+            if intent.vendor and vendor == intent.vendor:
+                factor *= 1.0 + VENDOR_BOOST
+            if intent.repo and repo and repo.lower().rsplit("/", 1)[-1].replace("-", "_") == intent.repo.replace("-", "_"):
+                factor *= 1.0 + REPO_BOOST
+            scores[rowid] *= factor
 
     def _plan(self, phrases: list[str], budget: int) -> tuple[list[str], bool]:
         """The phrases one pass ranks over, and whether it must cap the scan to the newest matches."""

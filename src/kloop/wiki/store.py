@@ -23,7 +23,7 @@ from kloop.wiki.search import FtsSearch
 
 BUSY_TIMEOUT_MS = 10_000
 _COLUMNS = (
-    "id, kind, title, labels, body, excerpt, vendor, confidence, repo, commit_sha, pr, date, "
+    "id, kind, title, labels, body, paths, excerpt, vendor, confidence, repo, commit_sha, pr, date, "
     "captured_at, label_list, source_json, entry_json"
 )
 
@@ -40,15 +40,17 @@ def entry_labels(entry: WikiEntry) -> list[str]:
     labels += [t for t in entry.tags if t.startswith("finding:")]
     labels += [f"tech:{t}" for t in entry.techniques]
     labels += [f"arch:{a}" for a in entry.arch] or ["arch:none"]
+    if entry.stats.get("added_files"):
+        labels.append("git:adds-kernel-files")
     return list(dict.fromkeys(labels))
 
 
 def _row(entry: WikiEntry) -> tuple[object, ...]:
     labels = " ".join([*entry.tags, *entry.techniques, *entry.arch, entry.vendor.value])
-    excerpt = "\n".join([*entry.source.paths, entry.excerpt])
+    paths = entry.path_terms or "\n".join(entry.source.paths)
     src = entry.source
     return (
-        entry.id, entry.kind.value, entry.title, labels, entry.body, excerpt, entry.vendor.value,
+        entry.id, entry.kind.value, entry.title, labels, entry.body, paths, entry.excerpt, entry.vendor.value,
         entry.confidence.value, src.repo, src.commit, src.pr, src.date, entry.captured_at,
         json.dumps(entry_labels(entry)), src.model_dump_json(exclude_none=True), entry.model_dump_json(),
     )
@@ -107,7 +109,7 @@ class WikiStore:
         rows = [_row(e) for e in entries]
         if not rows:
             return 0
-        marks = ", ".join("?" * 16)
+        marks = ", ".join("?" * 17)
         if replace:
             updates = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS.split(", ")[1:])
             sql = f"INSERT INTO entries({_COLUMNS}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates}"

@@ -1,0 +1,72 @@
+"""What a question asks for, read from its words: history ("which commit added X") or how-to.
+
+History questions want commits, so cards are weighed down; introduction questions ("when was X
+added", "first") favour commits that added kernel files. The word lists are data; the factors
+were set on the tune split of bench/wiki_real (see docs/wiki.md), never on its held-back third.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kloop.wiki.aliases import AliasTable, tokens_of
+
+HISTORY_WORDS = frozenset(
+    ["commit", "commits", "pr", "prs", "when", "which", "where", "who", "introduced", "introduce", "introduces",
+     "added", "landed", "land", "lands", "first", "history", "merged", "release", "released", "brought",
+     "enabled", "integrated", "moved", "renamed", "redesigned", "replaced", "disabled"]
+)
+INTRO_WORDS = frozenset(
+    ["added", "add", "introduced", "introduce", "introduces", "introducing", "first", "initial", "land",
+     "landed", "new", "when", "enabled", "integrated", "brought", "released"]
+)
+# Words that name the question, not the answer: dropped from history queries.
+QUESTION_ONLY = frozenset(["commit", "commits", "pr", "prs", "history"])
+
+
+@dataclass(frozen=True)
+class Intent:
+    """How to weigh kinds of entries for one query."""
+
+    history: bool = False
+    introduction: bool = False
+    card_factor: float = 1.0
+    intro_boost: float = 0.0
+    vendor: str | None = None  # the vendor the question names (MI300, gfx950, mfma -> amd)
+    repo: str | None = None  # a repository the question names (lower-case short name)
+
+
+# Scores multiply: a card's score under a history question, an entry that adds kernel files
+# under an introduction question.
+CARD_FACTOR_HISTORY = 0.35
+INTRO_BOOST = 0.3
+# An entry of the vendor / repository the question names counts this much more.
+VENDOR_BOOST = 0.5
+REPO_BOOST = 0.5
+# Short names people use for a repository, beyond the alias table's `repos:` keys.
+REPO_WORDS = {"ck": "composable_kernel", "ck_tile": "composable_kernel", "cute": "cutlass"}
+
+
+def read_intent(query: str, aliases: AliasTable | None = None) -> Intent:
+    """History when the question asks which commit / when / where; introduction when it asks for a first.
+
+    The vendor comes from the alias table's vendor signals in the question (arch names, vendor
+    words, vendor-only techniques); a repository from its name in the question.
+    """
+    tokens = tokens_of(query)
+    words = set(tokens)
+    history = bool(words & HISTORY_WORDS)
+    intro = history and bool(words & INTRO_WORDS)
+    vendor = repo = None
+    if aliases is not None:
+        found = aliases.classify(query)
+        vendor = found.vendor(None) if (found.nvidia_votes or found.amd_votes) else None
+        names = {name.replace("-", "_"): name for name in aliases.repo_vendor}
+        joined = "_".join(tokens)
+        repo = next((names[n] for n in names if n in words or f"_{n}_" in f"_{joined}_"), None)
+        repo = repo or next((REPO_WORDS[w] for w in tokens if w in REPO_WORDS), None)
+    return Intent(
+        history=history, introduction=intro,
+        card_factor=CARD_FACTOR_HISTORY if history else 1.0, intro_boost=INTRO_BOOST if intro else 0.0,
+        vendor=vendor, repo=repo,
+    )
