@@ -1,0 +1,98 @@
+"""Claude Code headless (`claude -p ... --output-format stream-json`) as writer, researcher or reviewer.
+
+Writer: edits through Read/Write/Edit and runs commands through Bash, with `acceptEdits`, inside
+kloop's containment (Claude Code's own rules only stop writes outside its working directory, and
+the working directory is the workspace). Reviewer: only Read, Grep and Glob exist for it
+(`--tools`), so a Write is "No such tool available". A denied tool still exits 0: denials are read
+from `result.permission_denials` and from tool results that read as refusals.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kloop.agents.base import AgentRequest, AgentResult
+from kloop.agents.cli_process import (
+    CliAgent,
+    CliOutcome,
+    Invocation,
+    agent_env,
+    denials_in,
+    find_program,
+    finish,
+    read_only_role,
+)
+
+WRITER_TOOLS = "Read,Write,Edit,Bash,Grep,Glob"
+REVIEWER_TOOLS = "Read,Grep,Glob"
+
+
+class ClaudeAgent(CliAgent):
+    name = "claude"
+
+    def executable(self) -> Path | None:
+        return self.program or find_program("claude", "KLOOP_CLAUDE_BIN")
+
+    def invocation(self, request: AgentRequest, home: Path) -> Invocation:
+        exe = self.executable()
+        if exe is None:
+            raise FileNotFoundError("claude: the Claude Code CLI is not installed (scripts/agent-clis.sh)")
+        reviewer = read_only_role(request)
+        argv = [str(exe), "-p", request.prompt, "--output-format", "stream-json", "--verbose",
+                "--no-session-persistence"]
+        if reviewer:
+            argv += ["--tools", REVIEWER_TOOLS, "--permission-mode", "default"]
+        else:
+            argv += ["--tools", WRITER_TOOLS, "--allowedTools", WRITER_TOOLS, "--permission-mode", "acceptEdits"]
+        if self.endpoint.model:
+            argv += ["--model", self.endpoint.model]
+        if request.cost_limit_usd is not None:
+            argv += ["--max-budget-usd", f"{request.cost_limit_usd:.4f}"]
+        extra = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                 "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}
+        if self.endpoint.base_url:
+            extra["ANTHROPIC_BASE_URL"] = self.endpoint.base_url
+        if self.endpoint.api_key:
+            extra["ANTHROPIC_API_KEY"] = self.endpoint.api_key
+        return Invocation(argv=argv, env=agent_env(home, extra), contained=not reviewer)
+
+    def interpret(self, request: AgentRequest, outcome: CliOutcome, inv: Invocation, home: Path) -> AgentResult:
+        result = next((e for e in reversed(outcome.events) if e.get("type") == "result"), None)
+        denials = [_denial_line(d) for d in (result or {}).get("permission_denials") or []]
+        denials += denials_in(_tool_results(outcome.events), "claude")
+        if result is None:
+            return finish(request, outcome, "", ok=False, tokens=None, cost=None, denials=denials)
+        usage = result.get("usage") or {}
+        tokens = sum(int(usage.get(k) or 0) for k in ("input_tokens", "output_tokens",
+                                                       "cache_creation_input_tokens", "cache_read_input_tokens"))
+        ok = result.get("subtype") == "success" and not result.get("is_error")
+        final = str(result.get("result") or "")
+        if not ok and not final:
+            final = f"claude: {result.get('subtype', 'error')}"
+        cost = result.get("total_cost_usd")
+        return finish(request, outcome, final, ok=ok, tokens=tokens or None,
+                      cost=float(cost) if cost is not None else None, denials=denials)
+
+
+def _denial_line(denial: dict[str, Any]) -> str:
+    tool_input = denial.get("tool_input") or {}
+    target = tool_input.get("file_path") or tool_input.get("command") or json.dumps(tool_input)[:120]
+    return f"claude: {denial.get('tool_name', 'tool')} denied: {target}"
+
+
+def _tool_results(events: list[dict[str, Any]]) -> list[str]:
+    """The text of every tool result Claude Code fed back to the model."""
+    texts: list[str] = []
+    for event in events:
+        if event.get("type") != "user":
+            continue
+        content = (event.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                body = block.get("content")
+                if isinstance(body, list):
+                    body = "\n".join(str(b.get("text", "")) for b in body if isinstance(b, dict))
+                texts.append(str(body or ""))
+    return texts

