@@ -19,9 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from kloop.device.detect import torch_device
 from kloop.task.load import load_solution, load_task
 from kloop.verify.result import VerifyOptions
-from kloop.verify.supervisor import Verification, resolve_device
+from kloop.verify.supervisor import Verification
 
 REPO = Path(__file__).resolve().parents[1]
 PHASES = ("sandbox_start", "build", "inputs", "reference", "runs", "checks", "timing", "close", "other", "total")
@@ -33,7 +34,7 @@ def one(task_dir: Path, solution_dir: Path, options: VerifyOptions) -> dict[str,
     solution = load_solution(solution_dir)
     baseline = task.baseline_or_reference()
     start = time.perf_counter()
-    run = Verification(task, solution, options, resolve_device(options.device), baseline)
+    run = Verification(task, solution, options, torch_device(options.device), baseline)
     result = run.run()
     total = (time.perf_counter() - start) * 1e3
     if not result.passed:

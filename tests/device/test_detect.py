@@ -117,3 +117,27 @@ def test_bounds_take_the_larger_of_published_and_measured() -> None:
     assert both["peak_flops"][DtypeClass.FP32] == 50e12 * flops_factor
     with pytest.raises(ValueError, match="no published or measured peaks"):
         combine_peaks(DeviceKind.CPU, None, {}, None)
+
+
+def test_one_list_of_device_names_for_every_command(tmp_path: Path) -> None:
+    """verify, run and the profiler choice take the same names; a misspelt one is one line, exit 2."""
+    import subprocess
+    import sys
+
+    from kloop.device.detect import REQUESTS, check_request
+    from kloop.loop.services import VendorProfiler
+    from kloop.verify.result import VerifyOptions
+
+    assert {"auto", "cpu", "cuda", "rocm"} <= set(REQUESTS)
+    assert all(VerifyOptions(device=name).device == name for name in REQUESTS)
+    with pytest.raises(BadInput, match="unknown device 'tpu'"):
+        check_request("tpu")
+    examples = Path(__file__).resolve().parents[2] / "examples" / "rmsnorm"
+    for name, message in (("tpu", "unknown device 'tpu'"), ("rocm", "rocm requested but")):
+        if name == "rocm" and resolve_kind("auto") is DeviceKind.ROCM:
+            continue  # a ROCm machine accepts it: the GPU suite verifies there
+        proc = subprocess.run([sys.executable, "-m", "kloop.cli", "verify", str(examples), str(examples / "baseline"),
+                               "--device", name, "--no-timing"], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2 and message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    if resolve_kind("auto") is not DeviceKind.ROCM:
+        assert VendorProfiler("rocm")._tool() is None  # no ROCm device: nothing to profile with

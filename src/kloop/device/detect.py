@@ -27,10 +27,25 @@ SAFETY_FACTORS: dict[DeviceKind, tuple[float, float]] = {
 }
 
 REQUESTS = ("auto", "cpu", "cuda", "rocm", "gpu")
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd")
+
+
+def check_request(requested: str) -> str:
+    """`--device` as given, when it names a known request (no torch import: for option parsing)."""
+    if requested not in REQUESTS:
+        raise BadInput("--device", f"unknown device {requested!r}; expected one of {', '.join(REQUESTS)}")
+    return requested
 
 
 def _gpu_kind() -> DeviceKind | None:
-    """cuda or rocm when torch sees a GPU (ROCm torch also answers through torch.cuda)."""
+    """cuda or rocm when torch sees a GPU (ROCm torch also answers through torch.cuda).
+
+    Without a GPU device node there is no GPU to see, and torch is not imported (fast CPU runs).
+    """
+    import os
+
+    if not any(os.path.exists(node) for node in GPU_NODES):
+        return None
     import torch
 
     if not torch.cuda.is_available():
@@ -40,9 +55,7 @@ def _gpu_kind() -> DeviceKind | None:
 
 def resolve_kind(requested: str) -> DeviceKind:
     """The device kind for `--device`; asking for a GPU where there is none is bad input."""
-    if requested not in REQUESTS:
-        raise BadInput("--device", f"unknown device {requested!r}; expected one of {', '.join(REQUESTS)}")
-    if requested == "cpu":
+    if check_request(requested) == "cpu":
         return DeviceKind.CPU
     gpu = _gpu_kind()
     if requested == "auto":
@@ -52,6 +65,11 @@ def resolve_kind(requested: str) -> DeviceKind:
     if requested == "rocm" and gpu is not DeviceKind.ROCM:
         raise BadInput("--device", "rocm requested but this torch build is not a ROCm build")
     return gpu
+
+
+def torch_device(requested: str) -> str:
+    """The torch device a verification runs on: `cpu`, or `cuda` for both NVIDIA and ROCm torch."""
+    return "cpu" if resolve_kind(requested) is DeviceKind.CPU else "cuda"
 
 
 def _cpu_model() -> str:

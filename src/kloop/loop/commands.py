@@ -40,8 +40,9 @@ def _new_config(task: str | None, writer: str | None, reviewer: str | None, stag
             raise BadInput("kloop run", f"{flag} is required (or continue a run with --resume RUN_DIR)")
     if gate not in (None, "plan"):
         raise BadInput("--gate", f"unknown gate {gate!r} (known: plan)")
-    if device not in ("auto", "cpu", "cuda"):
-        raise BadInput("--device", f"unknown device {device!r} (auto, cpu or cuda)")
+    from kloop.device.detect import check_request
+
+    check_request(device)
     seconds, cost = parse_budget(budget) if budget else (None, None)
     from kloop.agents import get_agent
 
@@ -69,7 +70,7 @@ def run_command(
     rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Most writer rounds.")] = 20,
     budget: Annotated[str | None, typer.Option("--budget", help="Wall time (30m, 1h30m, 90s) and/or cost ($5).")] = None,
     target_speedup: Annotated[float | None, typer.Option("--target-speedup", help="Stop at this speedup.")] = None,
-    device: Annotated[str, typer.Option("--device", help="auto, cpu or cuda.")] = "auto",
+    device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, rocm or gpu.")] = "auto",
     gate: Annotated[str | None, typer.Option("--gate", help="`plan`: pause after research for `kloop approve`.")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Run directory to create.")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,

@@ -32,7 +32,7 @@ class RunConfig(BaseModel):
     budget_s: float | None = Field(default=None, gt=0, description="Wall-time budget, seconds.")
     cost_limit_usd: float | None = Field(default=None, ge=0, description="Cost budget over all agent calls.")
     target_speedup: float | None = Field(default=None, gt=0, description="Stop once the best reaches this.")
-    device: str = Field(default="auto", description="auto, cpu or cuda.")
+    device: str = Field(default="auto", description="auto, cpu, cuda, rocm or gpu (kloop.device.detect.REQUESTS).")
     gate_plan: bool = Field(default=False, description="Pause after research until `kloop approve`.")
     replan_after: int = Field(default=3, ge=1, description="Rounds without acceptance before a replan prompt.")
     stall_after: int = Field(default=3, ge=0, description="More rounds without acceptance before stopping: stalled.")

@@ -1,6 +1,7 @@
 """The loop's I/O boundaries as objects passed in: clock, profiler, wiki, and the agent call.
 
-`Services` bundles them: agents, verifier, profiler, wiki, clock, progress view, ceiling.
+`Services` bundles them: agents (writer, reviewer, tuner, researcher), verifier, profiler, wiki,
+clock, progress view, ceiling.
 
 Defaults use the real thing when it is present (the wiki database, a vendor profiler) and
 say nothing otherwise; tests pass their own clock.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -49,13 +51,20 @@ class VendorProfiler:
         self.device = device
 
     def _tool(self) -> str | None:
+        """ncu on NVIDIA, rocprofv3 on ROCm (the device kind as `kloop.device` resolves it), if on PATH."""
         import shutil
 
-        if self.device in ("auto", "cuda") and shutil.which("ncu"):
-            return "ncu"
-        if self.device in ("auto", "cuda") and shutil.which("rocprofv3"):
-            return "rocprofv3"
-        return None
+        from kloop.device.detect import resolve_kind
+        from kloop.device.schema import DeviceKind
+
+        from kloop.errors import BadInput
+
+        try:
+            kind = resolve_kind(self.device)
+        except BadInput:  # no such device here: the verifier says so; the profiler has nothing to run on
+            return None
+        tool = {DeviceKind.CUDA: "ncu", DeviceKind.ROCM: "rocprofv3"}.get(kind)
+        return tool if tool and shutil.which(tool) else None
 
     def digest(self, task_dir: Path, solution_dir: Path, out_dir: Path) -> str | None:
         tool = self._tool()
@@ -114,6 +123,10 @@ class Services:
     clock: Clock = field(default_factory=SystemClock)
     progress: ProgressView = field(default_factory=NullProgress)
     ceiling: Ceiling = field(default_factory=NoCeiling)
+    researcher: Agent | None = None
+    """Writes notes/plan.md in the research stage; None: kloop's template plan."""
+    kloop_digest: Callable[[], str] | None = None
+    """Hashes kloop's own installed package, checked around every round (None: not checked)."""
 
 
 def call_agent(agent: Agent, request: AgentRequest) -> AgentResult:

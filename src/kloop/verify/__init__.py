@@ -27,8 +27,9 @@ def verify(task: object, solution_path: str | Path, options: VerifyOptions | Non
     Raises `BadInput` for a malformed solution or task and `HarnessFailure` when kloop itself
     cannot judge; a wrong, crashing or cheating candidate is a verdict, never an exception.
     """
+    from kloop.device.detect import torch_device
     from kloop.task.load import Task, load_solution
-    from kloop.verify.supervisor import Verification, resolve_device
+    from kloop.verify.supervisor import Verification
 
     if not isinstance(task, Task):
         raise TypeError("verify() needs a kloop.task.load.Task")
@@ -38,5 +39,5 @@ def verify(task: object, solution_path: str | Path, options: VerifyOptions | Non
         baseline = load_solution(options.baseline_path)
     else:
         baseline = task.baseline_or_reference()
-    device = resolve_device(options.device)
+    device = torch_device(options.device)
     return Verification(task, solution, options, device, baseline).run()

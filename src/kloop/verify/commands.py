@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from kloop.device.detect import check_request
 from kloop.errors import BadInput
 from kloop.verify.result import VerifyOptions, VerifyResult
 
@@ -103,7 +104,7 @@ def register(app: typer.Typer) -> None:
     def verify_command(
         task: Annotated[str, typer.Argument(help="Task directory (or, with --fib-root, the definition name).")],
         solution: Annotated[Path, typer.Argument(help="Solution directory or FlashInfer-Trace Solution JSON.")],
-        device: Annotated[str, typer.Option(help="auto, cpu or cuda.")] = "auto",
+        device: Annotated[str, typer.Option(help="auto, cpu, cuda, rocm or gpu.")] = "auto",
         json_out: Annotated[Path | None, typer.Option("--json", help="Write the verdict JSON here ('-': stdout).")] = None,
         trace_out: Annotated[Path | None, typer.Option("--trace-out", help="Write FlashInfer-Trace Trace lines (JSONL).")] = None,
         workloads: Annotated[str, typer.Option(help="Verify the first N listed workloads, or 'all'.")] = "all",
@@ -126,7 +127,7 @@ def register(app: typer.Typer) -> None:
         from kloop.verify import verify
 
         options = VerifyOptions(
-            device=device if device in ("auto", "cpu", "cuda") else _bad_device(device),
+            device=check_request(device),
             workloads=parse_workloads(workloads), timing=not no_timing, heldout=heldout, timeout_s=timeout,
             build_timeout_s=build_timeout, memory_limit_mb=memory_mb, threads=threads, iterations=iterations,
             rounds=rounds, seed=secret_seed() if seed_secret else None, baseline_path=baseline,
@@ -136,10 +137,6 @@ def register(app: typer.Typer) -> None:
         result = verify(loaded, solution, options)
         _emit(result, loaded, options, json_out, trace_out)
         raise typer.Exit(0 if result.passed else 1)
-
-
-def _bad_device(device: str) -> str:
-    raise BadInput("--device", f"expected auto, cpu or cuda, got {device!r}")
 
 
 def _emit(result: VerifyResult, task: Any, options: VerifyOptions, json_out: Path | None, trace_out: Path | None) -> None:

@@ -127,7 +127,7 @@ class VerifyOptions(_Model):
     """How to verify: device, workloads, timing, limits. Defaults suit one CPU candidate."""
 
     device: str = "auto"
-    """auto, cpu or cuda."""
+    """auto, cpu, cuda, rocm or gpu (`kloop.device.detect.REQUESTS`)."""
     workloads: int | None = None
     """Verify only the first N listed workloads (None: all)."""
     timing: bool = True
@@ -168,6 +168,8 @@ class VerifyOptions(_Model):
     @field_validator("device")
     @classmethod
     def _known_device(cls, value: str) -> str:
-        if value not in ("auto", "cpu", "cuda"):
-            raise ValueError(f"device must be auto, cpu or cuda, not {value!r}")
+        from kloop.device.detect import REQUESTS
+
+        if value not in REQUESTS:
+            raise ValueError(f"device must be one of {', '.join(REQUESTS)}, not {value!r}")
         return value

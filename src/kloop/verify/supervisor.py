@@ -240,21 +240,3 @@ def environment(device: str, threads: int) -> dict[str, str]:
     return env
 
 
-def resolve_device(requested: str) -> str:
-    """auto -> cuda when a CUDA device is present, else cpu; no torch import when none can be."""
-    import os
-
-    from kloop.errors import BadInput
-
-    if requested == "cpu":
-        return "cpu"
-    if not any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd")):
-        if requested == "cuda":
-            raise BadInput("--device", "cuda was requested but this machine has no GPU device node")
-        return "cpu"
-    import torch
-
-    has_cuda = torch.cuda.is_available()
-    if requested == "cuda" and not has_cuda:
-        raise BadInput("--device", "cuda was requested but torch sees no CUDA device")
-    return "cuda" if has_cuda else "cpu"
