@@ -90,12 +90,17 @@ def test_non_utf8_and_empty_messages(repo, store: WikiStore) -> None:
 
 
 def test_huge_diff_excerpt_is_bounded(repo, store: WikiStore) -> None:
-    big = "".join(f"float v{i} = {i}.0f;\n" for i in range(60_000))
-    sha = repo.commit("Generate huge lookup table kernel", {"kernels/table.cu": big})
+    long = "".join(f"float v{i} = {i}.0f;\n" for i in range(2_500))  # ~50 kB: diffed, excerpt capped
+    sha = repo.commit("Long lookup table kernel", {"kernels/table.cu": long})
+    huge = "".join(f"float w{i} = {i}.0f;\n" for i in range(60_000))  # > 64 kB: diffed as binary
+    big = repo.commit("Generate huge lookup table kernel", {"kernels/huge.cu": huge})
     GitIngester(store, excerpt_chars=800).ingest(repo.path, repo="r")
     entry = store.get(f"r@{sha[:12]}")
     assert 0 < len(entry.excerpt) <= 800
-    assert entry.stats["added"] == 60_000
+    assert entry.stats["added"] == 2_500
+    generated = store.get(f"r@{big[:12]}")
+    assert "float" not in generated.excerpt and generated.stats["added"] == 0
+    assert generated.source.paths == ["kernels/huge.cu"]
 
 
 def test_incremental_adds_only_new_commits(repo, store: WikiStore) -> None:
