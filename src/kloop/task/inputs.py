@@ -27,16 +27,11 @@ from kloop.task.schema import (
     TensorSpec,
     Workload,
 )
+from kloop.task.seeds import derive_seed
 from kloop.task.shapes import resolve_axes
 
 _INT_RANGE = InputRange(low=0, high=15)  # small, non-negative: safe as counts and most indices
 _HELDOUT_TRIES = 200
-
-
-def input_seed(seed: int, name: str) -> int:
-    """A 63-bit seed for one input, stable across runs and independent of other inputs."""
-    digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
-    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
 def make_inputs(
@@ -70,7 +65,7 @@ def _make_one(
     if isinstance(source, SafetensorsInput):
         return _load_safetensor(source, shape, spec.dtype, name, root)
     value_range = definition.settings.input_ranges.get(name)
-    return random_tensor(shape, spec.dtype, seed=input_seed(seed, name), value_range=value_range, name=name)
+    return random_tensor(shape, spec.dtype, seed=derive_seed(seed, name), value_range=value_range, name=name)
 
 
 def _scalar_value(dtype: DType, value: int | float | bool, name: str) -> int | float | bool:

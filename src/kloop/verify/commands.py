@@ -6,7 +6,6 @@ failure. torch is imported only inside the command body, so `kloop --help` stays
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -34,7 +33,9 @@ def secret_seed() -> int:
             raise BadInput(path, f"cannot read the seed secret: {exc.strerror}") from None
     if not secret:
         raise BadInput("--seed-secret", f"set {SEED_ENV} or {SEED_FILE_ENV} to the secret to verify with")
-    return int.from_bytes(hashlib.sha256(secret.encode()).digest()[:8], "little") >> 1
+    from kloop.task.seeds import derive_seed
+
+    return derive_seed(secret)
 
 
 def parse_workloads(text: str) -> int | None:

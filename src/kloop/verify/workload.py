@@ -7,7 +7,6 @@ finite, outputs-written, numeric (or held-out), inputs-unmodified and determinis
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import defaultdict
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from kloop.errors import BadInput
 from kloop.task.load import Task
 from kloop.task.schema import Workload
+from kloop.task.seeds import derive_seed  # re-exported: verify modules import it from here
 from kloop.verify.channel import tensor_digest
 from kloop.verify.checks import CheckBook
 from kloop.verify.process import SandboxProcess
@@ -22,11 +22,6 @@ from kloop.verify.result import VerifyStatus, WorkloadResult, worst
 
 # (float pattern, integer pattern) per run; the second run uses the second pattern.
 POISONS: tuple[list[float], list[float]] = ([1234.5, -77], [-567.25, -99])
-
-
-def derive_seed(seed: int, label: str) -> int:
-    """A 63-bit seed for one purpose (a workload, the held-out draw), from the secret seed."""
-    return int.from_bytes(hashlib.sha256(f"{seed}:{label}".encode()).digest()[:8], "little") >> 1
 
 
 class WorkloadJudge:
