@@ -129,11 +129,6 @@ class ArchFacts(BaseModel):
         """Resident threads per SM / CU."""
         return self.max_warps_per_unit * self.warp_size
 
-    @property
-    def peak_dram_bytes_per_s(self) -> float:
-        """Peak DRAM bandwidth in bytes per second."""
-        return self.peak_dram_gbs * 1e9
-
 
 class _Sku(BaseModel):
     model_config = ConfigDict(extra="allow")

@@ -161,10 +161,6 @@ class Lineage:
         row = self.db.execute("SELECT * FROM candidates WHERE round = ?", (round_number,)).fetchone()
         return self._record(row) if row else None
 
-    def by_candidate(self, candidate: str) -> CandidateRecord | None:
-        row = self.db.execute("SELECT * FROM candidates WHERE candidate = ?", (candidate,)).fetchone()
-        return self._record(row) if row else None
-
     def all(self) -> list[CandidateRecord]:
         return [self._record(r) for r in self.db.execute("SELECT * FROM candidates ORDER BY round")]
 

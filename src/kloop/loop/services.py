@@ -56,7 +56,6 @@ class VendorProfiler:
 
         from kloop.device.detect import resolve_kind
         from kloop.device.schema import DeviceKind
-
         from kloop.errors import BadInput
 
         try:

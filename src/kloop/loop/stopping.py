@@ -75,10 +75,6 @@ class AwaitingApproval(StopRun):
     status = RunStatus.awaiting_approval
 
 
-class StageDone(Exception):
-    """The stage's writer has nothing more to offer; the run goes on with the next stage."""
-
-
 def stagnation(rounds_since_accept: int, replan_after: int, stall_after: int) -> str | None:
     """`replan` once N rounds passed without acceptance, `stalled` after M more, else None."""
     if rounds_since_accept >= replan_after + stall_after:

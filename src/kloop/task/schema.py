@@ -89,10 +89,6 @@ class DType(StrEnum):
         return self.value.startswith(("float", "bfloat"))
 
     @property
-    def is_float8(self) -> bool:
-        return self.value.startswith(("float8", "float4"))
-
-    @property
     def itemsize(self) -> float:
         """Bytes per element (0.5 for fp4)."""
         return _ITEMSIZE[self.value]

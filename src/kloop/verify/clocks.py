@@ -24,9 +24,6 @@ class CpuClock:
     def __init__(self) -> None:
         self._now: Callable[[], int] = time.perf_counter_ns
 
-    def now_ns(self) -> int:
-        return self._now()
-
     def sync(self) -> None:
         return None
 
@@ -57,9 +54,6 @@ class CudaClock:
         self.l2_bytes = l2
         self._flush_buf = torch.empty(max(2 * l2, 256 << 20) // 4, dtype=torch.int32, device="cuda")
         self._cudart = _load_cudart()
-
-    def now_ns(self) -> int:
-        return self._now()
 
     def sync(self) -> None:
         self._synchronize()

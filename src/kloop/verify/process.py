@@ -209,13 +209,6 @@ class SandboxProcess:
                 self.kill()
                 return
 
-    def log_tail(self, limit: int = 2000) -> str:
-        try:
-            data = self.log_path.read_bytes()
-        except OSError:
-            return ""
-        return data[-limit:].decode(errors="replace")
-
     def kill(self) -> None:
         """Kill the whole process group; safe to call twice."""
         if self.proc is not None and self.proc.poll() is None:

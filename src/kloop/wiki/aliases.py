@@ -160,11 +160,6 @@ class AliasTable:
             [(s, i) for i, r in enumerate(self.rows) if r.expand for s in [*r.synonyms, *r.related]]
         )
 
-    def matches(self, text: str) -> list[tuple[str, AliasRow]]:
-        """(matched tokens, row) for every alias occurrence, left to right."""
-        tokens = tokens_of(text)
-        return [(" ".join(tokens[a:b]), self.rows[r]) for a, b, r in self._classifier.scan(tokens)]
-
     def classify(self, text: str) -> Classification:
         """Techniques, tags, arch, findings and vendor votes found in `text`."""
         out = Classification()

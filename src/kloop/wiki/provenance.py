@@ -155,10 +155,6 @@ class KernelPathRules(BaseModel):
         role = self.roles()
         return lambda path: role(path) in ("kernel", "binary")
 
-    def is_kernel(self, path: str) -> bool:
-        """Device source, host source living where kernels live, or a compiled kernel object."""
-        return self.matcher()(path)
-
     def diff_pathspecs(self) -> list[str]:
         """Pathspecs that keep diff excerpts to source files (no binaries, no data)."""
         exts = [*self.device_extensions, *self.host_extensions]
