@@ -105,16 +105,29 @@ class WorkloadJudge:
         box.request("stage", {"order": list(inputs), "scalars": scalars, "outputs": self.output_specs(axes)},
                     tensors, timeout_s=timeout_s)  # fmt: skip
 
-    def judge(self, box: SandboxProcess, workload: Workload, heldout: bool, timeout_s: float) -> WorkloadResult:
-        """Stage, run twice with different poisons, and record every correctness check."""
+    def judge(self, box: SandboxProcess, workload: Workload, heldout: bool, timeout_s: float,
+              prepared: tuple[dict[str, Any], dict[str, int], dict[str, Any], str] | None = None) -> WorkloadResult:  # fmt: skip
+        """Stage, run twice with different poisons, and record every correctness check.
+
+        `prepared` = (inputs, axes, reference outputs, label) when the caller made the inputs
+        (input coverage, `kloop.verify.coverage`).
+        """
         import torch
 
-        inputs, axes = self.inputs_for(workload)
-        where = self.label(workload, axes)
-        ref = self.reference_outputs(inputs, axes, where)
+        from kloop.progress import step
+
+        kind = "held-out workload" if heldout else "workload"
+        step(f"{kind} {workload.uuid[:8]}: inputs and reference")
+        if prepared is None:
+            inputs, axes = self.inputs_for(workload)
+            where = self.label(workload, axes)
+            ref = self.reference_outputs(inputs, axes, where)
+        else:
+            inputs, axes, ref, where = prepared
         var_axes = {a: axes[a] for a in self.definition.var_axes if a in axes}
         result = WorkloadResult(uuid=workload.uuid, axes=var_axes, heldout=heldout)
         digests = {k: tensor_digest(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+        step(f"{kind} {workload.uuid[:8]} {result.axes}: two poisoned runs and checks")
         self.stage(box, inputs, axes, timeout_s)
         statuses: list[VerifyStatus] = []
         runs: list[list[Any]] = []
