@@ -134,8 +134,11 @@ def register(app: typer.Typer) -> None:
             rounds=rounds, seed=secret_seed() if seed_secret else None, baseline_path=baseline,
             expected_manifest=load_manifest(manifest) if manifest else None, log_dir=log_dir,
         )  # fmt: skip
+        from kloop.progress import live, wanted
+
         loaded = _load_task(task, fib_root, definition)
-        result = verify(loaded, solution, options)
+        with live(f"verifying {solution.name} on {loaded.definition.name}", enabled=wanted(json_out is not None)):
+            result = verify(loaded, solution, options)
         _emit(result, loaded, options, json_out, trace_out)
         raise typer.Exit(0 if result.passed else 1)
 
