@@ -40,10 +40,11 @@ def ingest_git(
     as_json: JsonFlag = False,
 ) -> None:
     """Mine a clone's history (incremental: a re-run adds only new commits)."""
+    from kloop.progress import live, wanted
     from kloop.wiki.git_ingest import GitIngester
 
     globs = [g.strip() for item in paths or [] for g in item.split(",") if g.strip()]
-    with _store(db) as store:
+    with _store(db) as store, live(f"ingesting the history of {path}", enabled=wanted(as_json)):
         report = GitIngester(store).ingest(path, repo=repo, since=since, paths=globs)
     summary = {
         "repo": report.repo, "head": report.head, "commits_seen": report.commits_seen,
