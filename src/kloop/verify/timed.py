@@ -56,162 +56,158 @@ class Samples:
 
 
 class TimingSession:
-    """Times the listed workloads; records timed_outputs, wall_clock and physics_floor in `book`."""
+    """Times the listed workloads and records timed_outputs, wall_clock and physics_floor."""
 
-    def __init__(self, judge: WorkloadJudge, book: CheckBook, boxes: dict[str, SandboxProcess], plan: TimingPlan,
-                 overhead: dict[str, dict[str, Overhead]]) -> None:  # fmt: skip
-        self.judge, self.book, self.plan, self.overhead = judge, book, plan, overhead
-        self.boxes = dict(boxes)
-        self.clock = clock_kind(list(self.boxes.values()), plan.device)
-        self.outcome = TimingOutcome(rounds=plan.rounds, clock=self.clock)
-        self.per_workload: dict[str, dict[str, LogRatio]] = {}
-        self.rng = secrets.SystemRandom()
-        self.failed: set[str] = set()
-        self.per_call_ns = 1_000
+    def __init__(self, verification: Verification, judge: WorkloadJudge, candidate: SandboxProcess,
+                 baseline: SandboxProcess | None) -> None:  # fmt: skip
+        self.v = verification
+        self.judge = judge
+        self.book = verification.book
+        self.options = verification.options
+        self.candidate = candidate
+        self.baseline = baseline
+        self.note: str | None = None if baseline is not None else "no baseline timed; no speedup"
+        self.samples: dict[str, Samples] = {}
+        self._next_batch = 0
+        self._uuid = ""
 
-    def run(self, listed: list[Workload], results: list[WorkloadResult]) -> TimingOutcome:
-        others = [label for label in self.boxes if label != CANDIDATE]
+    def run(self, listed: list[Workload]) -> None:
         for workload in listed:
-            result = next((r for r in results if r.uuid == workload.uuid and not r.heldout), None)
+            result = next((r for r in self.v.results if r.uuid == workload.uuid and not r.heldout), None)
             if result is None or result.status is not VerifyStatus.PASSED:
                 continue
-            from kloop.progress import step
-
-            step(f"timing workload {workload.uuid[:8]} {result.axes}")
-            try:
-                self._time_workload(workload, result)
-            except _Stop:
-                result.status = self.book.status()
-                break
+            self._time_workload(workload, result)
             if not self.book.ok("timed_outputs") or not self.book.ok("wall_clock"):
                 break
-        timed = [r for r in results if r.uuid in self.per_workload]
-        for label in others:
-            parts = [self.per_workload[r.uuid][label] for r in timed if label in self.per_workload[r.uuid]]
-            if timed and len(parts) == len(timed) and label not in self.failed:
-                self.outcome.vs[label] = geomean(parts)
-        if not others:
-            self.outcome.note = "no baseline timed; no speedup"
-        return self.outcome
+        self._speedups()
 
-    # -- one workload ------------------------------------------------------------------------------
-    def _time_workload(self, workload: Workload, result: WorkloadResult) -> None:
-        inputs, axes = self.judge.inputs_for(workload)
-        where = self.judge.label(workload, axes)
-        count = batch_size(self.judge, self.plan, workload.uuid, axes, inputs)
-        self.per_call_ns = self.judge.call_ns.get(workload.uuid, 1_000)
-        overhead = self.overhead.get(workload.uuid, {}).get(self.clock, Overhead(0.0, 0.0))
-        timing = WorkloadTiming(rounds_ns={label: [] for label in self.boxes})
-        if self.plan.warmup:
-            warm = fresh_calls(self.judge, workload, "warmup", self.plan.warmup)
-            for label in self._order():
-                self._batch(label, axes, warm, where)
-        picks_left = recheck_count(self.plan.recheck, sum(_nbytes(s) for s in self.judge.output_specs(axes)))
-        for r in range(self.plan.rounds):
-            calls = fresh_calls(self.judge, workload, f"round{r}", count)
-            raw: dict[str, int] = {}
-            for label in self._order(with_noop="baseline" in self.boxes):
-                if label == NOOP:  # this round's harness cost, in the trusted box, under this moment's load
-                    took = send_batch(self.boxes["baseline"], self.judge, axes, calls, self.plan.timeout_s, noop=True,
-                                      per_call_ns=self.per_call_ns)[0]  # fmt: skip
-                    raw[NOOP] = took[self.clock]
-                    continue
-                took, reply, outs = self._batch(label, axes, calls, where)
-                raw[label] = took[self.clock]
-                if label == CANDIDATE:
-                    self._cross_check(sum(reply["times_ns"]), took["wall"], where)
-                    want = math.ceil(picks_left / (self.plan.rounds - r))
-                    picks_left -= want
-                    self._recheck(calls, outs, reply, axes, where, want, r)
-            cost = raw.pop(NOOP, None)
-            cost = overhead.of(count) if cost is None else cost
-            for label, ns in raw.items():
-                timing.rounds_ns[label].append(batch_latency_ns(ns, cost, count))
-        self._record(workload, result, timing, axes, where, count)
+    def _iterations(self, workload: Workload) -> int:
+        """At least `options.iterations`; more for fast calls, so each batch holds real work."""
+        per_call = max(self.judge.call_ns.get(workload.uuid, 0), 1_000)
+        return max(self.options.iterations, min(MAX_ITERATIONS, int(TARGET_BATCH_S * 1e9 / per_call)))
 
-    def _order(self, with_noop: bool = False) -> list[str]:
-        """This round's order, drawn with the supervisor's secret randomness."""
-        order = list(self.boxes) + ([NOOP] if with_noop else [])
-        self.rng.shuffle(order)
-        return order
-
-    def _batch(self, label: str, axes: dict[str, int], calls: list[dict[str, Any]],
-               where: str) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:  # fmt: skip
-        box = self.boxes[label]
-        took, reply, outs = send_batch(box, self.judge, axes, calls, self.plan.timeout_s, per_call_ns=self.per_call_ns)
-        at = f"{where}: {label} timing batch"
-        if label != CANDIDATE and not reply.get("ok"):  # not the candidate's fault, but no comparison with it
-            self.failed.add(label)
-            self.outcome.note = f"{at} failed: {str(reply.get('error'))[:300]}; no speedup over the {label}"
-            raise _Stop
+    def _batch(self, box: SandboxProcess, count: int, warmup: int, noop: bool = False) -> Batch:
+        batch_id, seed = self._next_batch, secrets.randbits(62)
+        self._next_batch += 1
+        header = {"batch": batch_id, "iterations": count, "warmup": warmup, "seed": seed, "poison": POISONS[0],
+                  "noop": noop}  # fmt: skip
+        start = time.perf_counter_ns()
+        per_call_s = max(self.judge.call_ns.get(self._uuid, 0), 1_000) / 1e9
+        reply, _ = box.request("time", header, timeout_s=self.options.timeout_s + 10 * per_call_s * (count + warmup))
+        wall = time.perf_counter_ns() - start
+        where = f"{box.label} timing batch"
         if not reply.get("ok"):
-            self.book.failed("runtime", f"{at}: {str(reply.get('error'))[:500]}")
+            self.book.failed("runtime", f"{where}: {str(reply.get('error'))[:500]}")
             raise _Stop
         times = reply.get("times_ns")
-        if not isinstance(times, list) or len(times) != len(calls) or not all(isinstance(t, int) and t >= 0 for t in times):
-            self.book.failed("protocol", f"{at}: malformed timing reply")
+        if not isinstance(times, list) or len(times) != count or not all(isinstance(t, int) and t >= 0 for t in times):
+            self.book.failed("protocol", f"{where}: malformed timing reply")
             raise _Stop
-        if label == CANDIDATE:
-            statuses: list[VerifyStatus] = []
-            self.judge.check_sandbox(reply, at, statuses)
-            if statuses:
-                raise _Stop
-        return took, reply, outs
-
-    def _recheck(self, calls: list[dict[str, Any]], outs: dict[str, Any], reply: dict[str, Any], axes: dict[str, int],
-                 where: str, want: int, round_index: int) -> None:  # fmt: skip
-        """Every call's outputs came back stacked; compare those of calls picked now against the reference."""
-        import torch
-
-        specs = self.judge.output_specs(axes)
-        for j, spec in enumerate(specs):
-            slab = outs.get(f"out{j}")
-            if type(slab) is not torch.Tensor or list(slab.shape) != [len(calls), *spec["shape"]] \
-                    or str(slab.dtype).removeprefix("torch.") != spec["dtype"]:  # fmt: skip
-                self.book.failed("timed_outputs", f"{where}: timing round {round_index}: output {spec['name']} "
-                                                  "did not come back for every call")  # fmt: skip
-                raise _Stop
-        bad = reply.get("bad")
-        if bad:
-            self.book.failed("timed_outputs", f"{where}: timing round {round_index}: calls {list(bad)[:3]} returned "
-                                              "outputs of the wrong type, shape or dtype")  # fmt: skip
+        statuses: list[VerifyStatus] = []
+        self.judge.check_sandbox(reply, where, statuses)
+        if statuses:
             raise _Stop
-        for i in self.rng.sample(range(len(calls)), min(want, len(calls))):
-            ref = self.judge.reference_outputs(calls[i], axes, where)
-            ok, detail = self.judge.compare_outputs([outs[f"out{j}"][i] for j in range(len(specs))], ref)
-            if not ok:
-                self.book.failed("timed_outputs", f"{where}: call {i} of timing round {round_index}: {detail}")
-                raise _Stop
+        return Batch(batch_id, seed, warmup, times, wall)
 
-    def _cross_check(self, claimed_ns: int, wall_ns: int, where: str) -> None:
-        """The sandbox's own times are not the decisive clock; more time than its window held is a lie."""
-        if claimed_ns > wall_ns + 1_000_000:
-            self.book.failed("wall_clock", f"{where}: sandbox reports {claimed_ns / 1e6:.2f} ms in a batch that took "
-                                           f"{wall_ns / 1e6:.2f} ms")  # fmt: skip
-            raise _Stop
-        self.book.passed("wall_clock", f"latency on the supervisor's side ({self.clock}); the sandbox's own times fit")
-
-    def _record(self, workload: Workload, result: WorkloadResult, timing: WorkloadTiming, axes: dict[str, int],
-                where: str, count: int) -> None:  # fmt: skip
-        mine = timing.rounds_ns[CANDIDATE]
-        result.latency_ms, result.latency_ci_ms = latency_ci_ms(mine)
-        ratios: dict[str, LogRatio] = {}
-        for label, theirs in timing.rounds_ns.items():
-            if label != CANDIDATE:
-                ratios[label] = paired(theirs, mine)
-        if "baseline" in ratios:
-            result.baseline_latency_ms = latency_ci_ms(timing.rounds_ns["baseline"])[0]
-            result.speedup, result.speedup_ci = ratios["baseline"].speedup, ratios["baseline"].ci()
-        if "incumbent" in ratios:
-            result.incumbent_speedup, result.incumbent_speedup_ci = ratios["incumbent"].speedup, ratios["incumbent"].ci()
-        self.per_workload[workload.uuid] = ratios
-        self.book.passed("timed_outputs", f"{len(mine) * count} timed calls, each on its own fresh inputs; "
-                                          "calls picked afterwards re-checked")
+    def _time_workload(self, workload: Workload, result: WorkloadResult) -> None:
+        self._uuid = workload.uuid
+        inputs, axes = self.judge.inputs_for(workload)
+        where = self.judge.label(workload, axes)
+        boxes = [self.candidate] + ([self.baseline] if self.baseline is not None else [])
+        for box in boxes:
+            self.judge.stage(box, inputs, axes, self.options.timeout_s)
+        count, warm = self._iterations(workload), self.options.warmup
+        try:
+            noop = [self._batch(self.candidate, count, 0, noop=True)]
+            mine: list[Batch] = []
+            theirs: list[Batch] = []
+            for r in range(self.options.rounds):
+                order = boxes if r % 2 == 0 else boxes[::-1]
+                for box in order:
+                    batch = self._batch(box, count, warm if r == 0 else 0)
+                    (mine if box is self.candidate else theirs).append(batch)
+            noop.append(self._batch(self.candidate, count, 0, noop=True))
+        except _Stop:
+            result.status = self.book.status()
+            return
+        self._check_wall_clock(mine, noop, where)
+        self._recheck(mine, inputs, axes, where, kept_before=len(noop[0].times_ns))
+        samples = Samples([t for b in mine for t in b.times_ns], [t for b in theirs for t in b.times_ns])
+        self.samples[workload.uuid] = samples
+        result.latency_ms = median_ms(samples.candidate)
+        result.latency_ci_ms = median_ci_ms(samples.candidate)
+        if samples.baseline:
+            result.baseline_latency_ms = median_ms(samples.baseline)
         self._check_physics(result, axes, where)
         result.status = VerifyStatus.PASSED if self.book.ok("timed_outputs") else VerifyStatus.REJECTED
 
+    def _check_wall_clock(self, mine: list[Batch], noop: list[Batch], where: str) -> None:
+        """Reported times must fit inside the supervisor's wall time, and not be far below it.
+
+        Scheduler noise only ever adds wall time, so the work estimate is the smallest over the
+        batches (minus the largest harness-only batch) and the claim is the largest. A failing
+        comparison is confirmed with more batch pairs before it counts: noise does not repeat,
+        a lying clock does.
+        """
+        for b in mine:
+            if sum(b.times_ns) > b.wall_ns + 1_000_000:
+                self.book.failed("wall_clock", f"{where}: sandbox reports {sum(b.times_ns) / 1e6:.2f} ms in a batch "
+                                               f"that took {b.wall_ns / 1e6:.2f} ms")  # fmt: skip
+                return
+        steady = [b for b in mine if not b.warmup]
+        if not steady:
+            self.book.skip("wall_clock", "needs at least two timing rounds")
+            return
+        count = len(steady[0].times_ns)
+        for _ in range(CONFIRMATIONS):
+            agrees, claimed, work = self._clock_agrees(steady, noop, count)
+            if agrees:
+                break
+            steady.append(self._batch(self.candidate, count, 0))
+            noop.append(self._batch(self.candidate, count, 0, noop=True))
+        else:
+            agrees, claimed, work = self._clock_agrees(steady, noop, count)
+        if agrees:
+            self.book.passed("wall_clock", f"reported times agree with the supervisor's clock ({count} calls per batch)")
+        else:
+            self.book.failed("wall_clock", f"{where}: sandbox reports {claimed / 1e6:.2f} ms for {count} calls, the "
+                                           f"supervisor measured at least {work / 1e6:.2f} ms in {len(steady)} batches")  # fmt: skip
+
+    def _clock_agrees(self, steady: list[Batch], noop: list[Batch], count: int) -> tuple[bool, int, int]:
+        overhead = max(b.wall_ns for b in noop)
+        work = min(b.wall_ns for b in steady) - overhead
+        claimed = max(sum(b.times_ns) for b in steady)
+        slack = WALL_SLACK_NS + WALL_SLACK_PER_ITER_NS.get(self.v.device, 30_000) * count
+        return claimed >= 0.5 * work - slack, claimed, work
+
+    def _recheck(self, mine: list[Batch], inputs: dict[str, Any], axes: dict[str, int], where: str,
+                 kept_before: int) -> None:  # fmt: skip
+        """Fetch outputs of timed iterations chosen now, after the fact, and compare them."""
+        specs = self.judge.output_specs(axes)
+        per_iter = sum(_nbytes(s) for s in specs) or 1
+        keepable = max(1, MAX_KEPT_BYTES // per_iter - kept_before)
+        order = [(b, i) for b in mine for i in range(len(b.times_ns))][:keepable]
+        rng = secrets.SystemRandom()
+        picks = rng.sample(order, min(recheck_count(self.options.recheck, per_iter), len(order)))
+        reply, tensors = self.candidate.request("fetch", {"which": [[b.batch_id, i] for b, i in picks]},
+                                                timeout_s=self.options.timeout_s)  # fmt: skip
+        if reply.get("missing"):
+            self.book.failed("timed_outputs", f"{where}: outputs of timed iterations {reply['missing'][:3]} not kept")
+            return
+        for batch, index in picks:
+            seeds = iteration_seeds(batch.seed, batch.warmup + len(batch.times_ns))
+            fresh = fresh_inputs(inputs, seeds[batch.warmup + index])
+            ref = self.judge.reference_outputs(fresh, axes, where)
+            outs = [tensors.get(f"{batch.batch_id}:{index}:{j}") for j in range(len(specs))]
+            ok, detail = self.judge.compare_outputs(outs, ref)
+            if not ok:
+                self.book.failed("timed_outputs", f"{where}: timed iteration {index} of batch {batch.batch_id}: {detail}")
+                return
+        total = sum(len(b.times_ns) for b in mine)
+        self.book.passed("timed_outputs", f"{total} timed iterations on fresh inputs; {len(picks)} per workload re-checked")
+
     def _check_physics(self, result: WorkloadResult, axes: dict[str, int], where: str) -> None:
-        floor_ms, why = physics_floor_ms(self.judge.definition, axes, self.plan.device)
+        floor_ms, why = physics_floor_ms(self.judge.definition, axes, self.v.device)
         if floor_ms is None:
             self.book.skip("physics_floor", why)
             return
