@@ -76,6 +76,9 @@ class TimingSession:
             result = next((r for r in self.v.results if r.uuid == workload.uuid and not r.heldout), None)
             if result is None or result.status is not VerifyStatus.PASSED:
                 continue
+            from kloop.progress import step
+
+            step(f"timing workload {workload.uuid[:8]} {result.axes}")
             self._time_workload(workload, result)
             if not self.book.ok("timed_outputs") or not self.book.ok("wall_clock"):
                 break
