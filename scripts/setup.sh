@@ -21,3 +21,13 @@ fi
 if ! .venv/bin/python -c "import flashinfer_bench" >/dev/null 2>&1; then
   $PIP install -q --disable-pip-version-check --no-deps "flashinfer-bench==0.1.2"
 fi
+# Headless Chromium renders report.html in the report tests (Debian's package; CI runs as root).
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get install -y -q chromium >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }) \
+      || echo "setup: chromium not installed; the report's browser test will fail" >&2
+  else
+    echo "setup: chromium missing and not root: install Debian's 'chromium' package for the report tests" >&2
+  fi
+fi
