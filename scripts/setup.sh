@@ -17,6 +17,8 @@ $PIP install -q --disable-pip-version-check -e ".[test]"
 if ! .venv/bin/python -c "import triton" >/dev/null 2>&1; then
   $PIP install -q --disable-pip-version-check "triton>=3.3" || echo "setup: triton not installed; triton solutions will be skipped" >&2
 fi
+# The pinned coding-agent CLIs (Claude Code, Codex, Kimi Code + Node 22) into .tools/ for the adapters' tests.
+bash scripts/agent-clis.sh
 # FlashInfer-Bench's own schema classes validate our trace output; its GPU dependencies are not needed.
 if ! .venv/bin/python -c "import flashinfer_bench" >/dev/null 2>&1; then
   $PIP install -q --disable-pip-version-check --no-deps "flashinfer-bench==0.1.2"
