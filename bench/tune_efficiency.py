@@ -33,7 +33,7 @@ def record(task_dir: Path, solution_dir: Path, out: Path) -> None:
     """Verify every configuration once and append its measured latencies to `out`."""
     import shutil
 
-    from kloop.agents.tuner import instantiate
+    from kloop.task.tunables import instantiate_dir as instantiate
     from kloop.route.search import all_configs, read_space
     from kloop.task.load import load_task
     from kloop.verify import verify

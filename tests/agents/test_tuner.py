@@ -7,7 +7,8 @@ import math
 from pathlib import Path
 
 from kloop.agents import AgentRequest, AgentStatus, Role
-from kloop.agents.tuner import TunerAgent, all_configs, instantiate, next_config
+from kloop.agents.tuner import TunerAgent, all_configs, next_config
+from kloop.task.tunables import instantiate_dir as instantiate
 
 
 def _tunable(root: Path, space: dict) -> Path:

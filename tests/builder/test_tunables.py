@@ -1,4 +1,4 @@
-"""Tunables: strict instantiation, defaults when building a solution with placeholders."""
+"""Tunables (kloop.task.tunables): strict instantiation, defaults when building a solution with placeholders."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from kloop.builder import BuildError, build_solution, default_config, instantiate, placeholders
+from kloop.builder import build_solution
+from kloop.errors import BadInput
+from kloop.task.tunables import default_config, instantiate, placeholders
 from tests.builder.conftest import make_solution
 
 TUNED = {"main.py": "SCALE = ${SCALE}\nOFFSET = ${OFFSET}\nSHELL = '${HOME}'\n\n"
@@ -35,7 +37,7 @@ def test_instantiate_substitutes_declared_names_only() -> None:
     ({"SCALE": 3}, "no value for tunable.*OFFSET"),
 ])
 def test_instantiate_refuses_bad_configs(config: dict, expected: str) -> None:
-    with pytest.raises(BuildError, match=expected):
+    with pytest.raises(BadInput, match=expected):
         instantiate(_tuned(), config)
 
 

@@ -3,7 +3,7 @@
 `build_solution` picks a builder by language from a registry, keys a content-hash cache
 (sources, spec, toolchain versions, device arch, flags) and returns a `BuiltSolution`.
 `check_compiles` is the compile-only path for CUDA/HIP where no GPU is present.
-`instantiate` turns a solution with `${NAME}` tunables into one configuration.
+Tunables (`${NAME}` placeholders) are the task layer's: `kloop.task.tunables`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from kloop.builder.result import (
     UnknownLanguage,
     UnsupportedBinding,
 )
-from kloop.builder.tunables import default_config, instantiate, placeholders
 
 __all__ = [
     "BuildCache",
@@ -35,9 +34,6 @@ __all__ = [
     "cache_key",
     "check_compiles",
     "default_cache_dir",
-    "default_config",
-    "instantiate",
     "languages",
-    "placeholders",
     "register_builder",
 ]

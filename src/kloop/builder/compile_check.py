@@ -20,8 +20,8 @@ from kloop.builder import tvm_ffi_binding
 from kloop.builder.extension import SOURCE_SUFFIXES, binding_of, compile_error_summary
 from kloop.builder.result import BuildError, ToolchainMissing, UnsupportedBinding
 from kloop.builder.sources import write_sources
-from kloop.builder.tunables import resolve_placeholders
 from kloop.device.tools import which
+from kloop.task.tunables import render_tunables
 
 COMPILE_TIMEOUT_S = 600
 
@@ -90,7 +90,7 @@ def check_compiles(solution: Any, arch: str = "sm_90", *, work_dir: Path | None 
 
     Include paths follow the binding: torch's headers (`torch`) or tvm-ffi's (`tvm-ffi`).
     """
-    solution = resolve_placeholders(solution)
+    solution = render_tunables(solution)  # a solution declaring tunables builds as its defaults
     language = str(getattr(solution.spec.language, "value", solution.spec.language))
     if language not in SOURCE_SUFFIXES:
         raise BuildError(f"check_compiles handles cpp, cuda and hip, not {language!r}")

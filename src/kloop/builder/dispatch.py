@@ -14,9 +14,9 @@ from kloop.builder.extension import TorchExtensionBuilder
 from kloop.builder.python_import import PythonBuilder, TritonBuilder
 from kloop.builder.registry import builder_for, register_builder
 from kloop.builder.result import BuiltSolution
-from kloop.builder.tunables import resolve_placeholders
 from kloop.device.detect import identify, resolve_kind
 from kloop.device.schema import DeviceInfo, DeviceKind
+from kloop.task.tunables import render_tunables
 
 for _builder in (PythonBuilder(), TritonBuilder(), TorchExtensionBuilder()):
     register_builder(_builder)
@@ -48,7 +48,7 @@ def build_solution(solution: Any, *, device: DeviceInfo | DeviceKind | str, cach
     hermetic. Raises BuildError (the verifier's COMPILE_ERROR) when the candidate does not build.
     """
     began = time.perf_counter()
-    solution = resolve_placeholders(solution)
+    solution = render_tunables(solution)  # a solution declaring tunables builds as its defaults
     language = str(getattr(solution.spec.language, "value", solution.spec.language))
     builder = builder_for(language)
     kind, arch = _device_of(device)

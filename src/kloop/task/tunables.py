@@ -19,10 +19,14 @@ from kloop.task.schema import Solution, SolutionKloopSettings, SourceFile, Tunab
 PLACEHOLDER = re.compile(r"\$\{(\w+)\}")
 
 
+def first_values(space: dict[str, list[TunableValue]]) -> dict[str, TunableValue]:
+    """The default configuration of a space: each tunable's first value."""
+    return {name: values[0] for name, values in space.items()}
+
+
 def default_config(solution: Solution) -> dict[str, TunableValue]:
     """Each declared tunable's first value."""
-    tunables = solution.kloop.tunables if solution.kloop else {}
-    return {name: values[0] for name, values in tunables.items()}
+    return first_values(solution.kloop.tunables if solution.kloop else {})
 
 
 def render_tunables(solution: Solution, config: dict[str, TunableValue] | None = None) -> Solution:

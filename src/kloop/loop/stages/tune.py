@@ -14,7 +14,7 @@ from kloop.loop.config import Stage
 from kloop.loop.lineage import CandidateRecord
 from kloop.loop.rounds import RoundInput
 from kloop.task.schema import TunableValue
-from kloop.task.tunables import space_of
+from kloop.task.tunables import first_values, space_of
 from kloop.verify.result import VerifyStatus
 
 if TYPE_CHECKING:
@@ -47,8 +47,7 @@ class Tune:
 
     def history(self, parent: CandidateRecord) -> list[dict[str, Any]]:
         """Measured configurations of `parent`: its default (first values) first, then each tuner round."""
-        default = {name: values[0] for name, values in self.space(parent).items()}
-        history = [{"config": default, "speedup": parent.speedup_geomean, "passed": True}]
+        history = [{"config": first_values(self.space(parent)), "speedup": parent.speedup_geomean, "passed": True}]
         history += [{"config": r.config, "speedup": r.speedup_geomean, "passed": r.verify_status == VerifyStatus.PASSED.value}
                     for r in self._tried(parent) if r.config]
         return history
