@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from kloop.agents.base import (
 )
 from kloop.errors import BadInput, HarnessFailure
 from kloop.loop.context import RunContext
-from kloop.loop.gate import GateInput, best_speed_now, decide
+from kloop.loop.gate import GateInput, decide
 from kloop.loop.lineage import CandidateRecord
 from kloop.loop.prompts import PromptContext, reviewer_prompt, writer_prompt
 from kloop.loop.services import call_agent
@@ -35,13 +34,6 @@ from kloop.loop.state import RoundState, clear_round, crash_point, save_round
 from kloop.loop.stopping import Blocked
 from kloop.task.tunables import first_values, instantiate_dir, read_space
 from kloop.verify.result import VerifyResult
-
-KLOOP_CHANGED = "kloop's own package files changed"
-
-
-def _kloop_changed(digest: Callable[[], str] | None, before: str | None, during: str) -> list[str]:
-    """The integrity problem when kloop's installed package no longer hashes as it did."""
-    return [] if digest is None or digest() == before else [f"{KLOOP_CHANGED} during {during}"]
 
 
 def bar_of(best: CandidateRecord) -> float:
@@ -109,8 +101,6 @@ class RoundRunner:
         self._step(state, "prepare")
         self.prepare(state)
         started = self.clock.now()
-        digest = self.ctx.services.kloop_digest  # kloop's own files: a writer past containment must not count
-        kloop_before = digest() if digest else None
         art = self.paths.round_dir(number)
         art.mkdir(parents=True, exist_ok=True)
         self._step(state, "writer")
@@ -126,14 +116,12 @@ class RoundRunner:
         self._step(state, "integrity")
         trusted = self.lineage.sealed()
         attempt.integrity = self.seal.guard_problems(trusted) + self.seal.problems(trusted)
-        attempt.integrity += _kloop_changed(digest, kloop_before, "the writer's turn")
         if self._verifiable(attempt):
             self._step(state, "verify")
-            self._verify(number, art, attempt, inp.best)
+            self._verify(number, art, attempt)
             crash_point("after_verify", number)
             self._step(state, "review")
             self._review(number, inp, art, attempt)
-            attempt.integrity += _kloop_changed(digest, kloop_before, "the review")
             crash_point("after_review", number)
         self._step(state, "gate")
         record = self._record(number, inp, attempt, started)
@@ -142,9 +130,6 @@ class RoundRunner:
         self._step(state, "finish")
         self.finish(state)
         crash_point("after_finish", number)
-        if any(problem.startswith(KLOOP_CHANGED) for problem in attempt.integrity):
-            raise Blocked(f"round {number}: {KLOOP_CHANGED}; every later verdict would be suspect: "
-                          "reinstall kloop, then `kloop run --resume`")
         return record
 
     def prepare(self, state: RoundState) -> None:
@@ -220,12 +205,10 @@ class RoundRunner:
                 attempt.config = None
         return target
 
-    def _verify(self, number: int, art: Path, attempt: Attempt, best: CandidateRecord) -> None:
+    def _verify(self, number: int, art: Path, attempt: Attempt) -> None:
         candidate = self._candidate_dir(art, attempt)
-        incumbent = self.paths.round_dir(best.round) / "candidate" if best.round > 0 else None
-        try:  # the best is timed in the same rounds: the gate compares with it directly
-            result = self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(), art / "logs",
-                                          incumbent=incumbent if incumbent is not None and incumbent.is_dir() else None)
+        try:
+            result = self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(), art / "logs")
         except HarnessFailure as exc:
             raise Blocked(f"round {number}: the verifier could not judge: {exc}") from exc
         attempt.verify = result
@@ -244,7 +227,7 @@ class RoundRunner:
             speedup_ci=summary.speedup_ci if summary else None,
             workloads=[WorkloadMeasure(uuid=w.uuid, axes=w.axes, status=w.status.value, speedup=w.speedup)
                        for w in (verify.workloads if verify else [])],
-            best_speedup=best_speed_now(verify, bar_of(inp.best)),
+            best_speedup=bar_of(inp.best),
             listed_axes=self.task.listed_axes,
             plan=self.ctx.plan(),
         )
@@ -275,7 +258,7 @@ class RoundRunner:
             agent_status=attempt.result.status, agent_message=attempt.result.final_message,
             changed_paths=attempt.changed, path_violations=attempt.violations,
             integrity_problems=attempt.integrity, verify=attempt.verify,
-            best_speedup=bar_of(inp.best), best_is_baseline=inp.best.round == 0, goal=attempt.claim.goal,
+            best_speedup=bar_of(inp.best), goal=attempt.claim.goal,
             declares_tunables=attempt.declares_tunables, verdict=attempt.verdict,
             reviewer_problem=attempt.reviewer_problem,
         ))
