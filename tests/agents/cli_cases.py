@@ -11,7 +11,7 @@ import pytest
 from kloop.agents.claude import ClaudeAgent
 from kloop.agents.cli_process import CliAgent, Endpoint
 from kloop.agents.codex import CodexAgent
-from kloop.agents.kimi import KimiAgent, kimi_command
+from kloop.agents.kimi import KimiAgent
 from kloop.agents.scripted_server import ScriptedServer, Step, call
 
 
@@ -33,15 +33,15 @@ def _heredoc(path: Path, content: str) -> str:
 CLIS = [
     Cli("claude", lambda s: ClaudeAgent(Endpoint(base_url=s.base_url, api_key="scripted")),
         lambda p, c: [call("Read", file_path=str(p)), call("Write", file_path=str(p), content=c)], lambda cmd: call("Bash", command=cmd),
-        lambda: ClaudeAgent().executable() is not None),
+        lambda: ClaudeAgent().program_argv() is not None),
     Cli("codex", lambda s: CodexAgent(Endpoint(base_url=s.base_url + "/v1", api_key="scripted",
                                                model="scripted-model")),
         lambda p, c: [call("exec_command", cmd=_heredoc(p, c))], lambda cmd: call("exec_command", cmd=cmd),
-        lambda: CodexAgent().executable() is not None),
+        lambda: CodexAgent().program_argv() is not None),
     Cli("kimi", lambda s: KimiAgent(Endpoint(base_url=s.base_url + "/v1", api_key="scripted",
                                              model="scripted-model")),
         lambda p, c: [call("Write", path=str(p), content=c)], lambda cmd: call("Bash", command=cmd),
-        lambda: kimi_command() is not None),
+        lambda: KimiAgent().program_argv() is not None),
 ]
 
 

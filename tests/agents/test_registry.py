@@ -30,9 +30,11 @@ def test_argument_rules() -> None:
         get_agent("rules:strict")
 
 
-def test_planned_cli_adapters_say_so() -> None:
-    with pytest.raises(AgentUnavailable, match="planned"):
-        get_agent("claude")
+@pytest.mark.parametrize("name", ["claude", "codex", "kimi"])
+def test_a_cli_adapter_without_its_cli_is_a_named_error(name: str, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv(f"KLOOP_{name.upper()}_BIN", str(tmp_path / "not-installed"))
+    with pytest.raises(AgentUnavailable, match=f"the {name} CLI is not installed"):
+        get_agent(name)
 
 
 def test_registration_is_checked_at_registration() -> None:

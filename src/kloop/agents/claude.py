@@ -32,15 +32,13 @@ REVIEWER_TOOLS = "Read,Grep,Glob"
 class ClaudeAgent(CliAgent):
     name = "claude"
 
-    def executable(self) -> Path | None:
-        return self.program or find_program("claude", "KLOOP_CLAUDE_BIN")
+    def program_argv(self) -> list[str] | None:
+        exe = self.program or find_program("claude", "KLOOP_CLAUDE_BIN")
+        return [str(exe)] if exe else None
 
     def invocation(self, request: AgentRequest, home: Path) -> Invocation:
-        exe = self.executable()
-        if exe is None:
-            raise FileNotFoundError("claude: the Claude Code CLI is not installed (scripts/agent-clis.sh)")
         reviewer = read_only_role(request)
-        argv = [str(exe), "-p", request.prompt, "--output-format", "stream-json", "--verbose",
+        argv = [*self.require_program(), "-p", request.prompt, "--output-format", "stream-json", "--verbose",
                 "--no-session-persistence"]
         if reviewer:
             argv += ["--tools", REVIEWER_TOOLS, "--permission-mode", "default"]

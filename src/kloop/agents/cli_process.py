@@ -235,6 +235,17 @@ class CliAgent(ABC):
         self.program = program
 
     @abstractmethod
+    def program_argv(self) -> list[str] | None:
+        """How to start this CLI here (None when it is not installed)."""
+
+    def require_program(self) -> list[str]:
+        argv = self.program_argv()
+        if argv is None:
+            raise FileNotFoundError(f"{self.name}: CLI not found (install it with scripts/agent-clis.sh, "
+                                    f"or set KLOOP_{self.name.upper()}_BIN)")
+        return argv
+
+    @abstractmethod
     def invocation(self, request: AgentRequest, home: Path) -> Invocation:
         """argv and environment for this request (role decides tools and sandbox)."""
 

@@ -50,8 +50,9 @@ def verdict_schema() -> dict[str, Any]:
 class CodexAgent(CliAgent):
     name = "codex"
 
-    def executable(self) -> Path | None:
-        return self.program or find_program("codex", "KLOOP_CODEX_BIN")
+    def program_argv(self) -> list[str] | None:
+        exe = self.program or find_program("codex", "KLOOP_CODEX_BIN")
+        return [str(exe)] if exe else None
 
     def provider_flags(self) -> list[str]:
         base = self.endpoint.base_url or DEFAULT_BASE_URL
@@ -63,12 +64,9 @@ class CodexAgent(CliAgent):
         return flags
 
     def invocation(self, request: AgentRequest, home: Path) -> Invocation:
-        exe = self.executable()
-        if exe is None:
-            raise FileNotFoundError("codex: the Codex CLI is not installed (scripts/agent-clis.sh)")
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
-        argv = [str(exe), "exec", "--json", "--skip-git-repo-check", "-C", str(request.workspace),
+        argv = [*self.require_program(), "exec", "--json", "--skip-git-repo-check", "-C", str(request.workspace),
                 *self.provider_flags()]
         last: Path | None = None
         if read_only_role(request):

@@ -56,7 +56,7 @@ def _toml(value: str) -> str:
 class KimiAgent(CliAgent):
     name = "kimi"
 
-    def command(self) -> list[str] | None:
+    def program_argv(self) -> list[str] | None:
         return [str(self.program)] if self.program else kimi_command()
 
     def config_toml(self) -> str:
@@ -69,13 +69,10 @@ class KimiAgent(CliAgent):
             "max_context_size = 256000", ""])
 
     def invocation(self, request: AgentRequest, home: Path) -> Invocation:
-        cmd = self.command()
-        if cmd is None:
-            raise FileNotFoundError("kimi: the Kimi Code CLI is not installed (scripts/agent-clis.sh)")
         kimi_home = home / ".kimi-code"
         kimi_home.mkdir(parents=True, exist_ok=True)
         (kimi_home / "config.toml").write_text(self.config_toml(), encoding="utf-8")
-        argv = [*cmd, "-p", request.prompt, "--output-format", "stream-json"]
+        argv = [*self.require_program(), "-p", request.prompt, "--output-format", "stream-json"]
         if read_only_role(request):
             agent_file = home / "kloop-reviewer.md"
             agent_file.write_text(REVIEWER_AGENT, encoding="utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kloop.agents.base import Agent
 from kloop.errors import BadInput
@@ -82,6 +83,19 @@ def _unavailable(name: str) -> Callable[[str | None], Agent]:
     return factory
 
 
+def _cli(cls: Callable[[], Any]) -> Callable[[str | None], Agent]:
+    """A CLI adapter's factory: a CLI that is not installed is a named error before the run starts."""
+
+    def factory(arg: str | None) -> Agent:
+        agent = cls()
+        if agent.program_argv() is None:
+            raise AgentUnavailable(agent.name, f"the {agent.name} CLI is not installed here (scripts/agent-clis.sh "
+                                   f"installs the pinned version; or set KLOOP_{agent.name.upper()}_BIN)")
+        return agent
+
+    return factory
+
+
 def _register_builtins() -> None:
     from kloop.agents.replay import ReplayAgent
     from kloop.agents.rules import RulesReviewer
@@ -95,9 +109,9 @@ def _register_builtins() -> None:
     from kloop.agents.codex import CodexAgent
     from kloop.agents.kimi import KimiAgent
 
-    register_agent("claude", lambda arg: ClaudeAgent(), help="Claude Code headless (claude -p, stream-json)")
-    register_agent("codex", lambda arg: CodexAgent(), help="Codex CLI (codex exec --json)")
-    register_agent("kimi", lambda arg: KimiAgent(), help="Kimi Code CLI (kimi -p, stream-json)")
+    register_agent("claude", _cli(ClaudeAgent), help="Claude Code headless (claude -p, stream-json)")
+    register_agent("codex", _cli(CodexAgent), help="Codex CLI (codex exec --json)")
+    register_agent("kimi", _cli(KimiAgent), help="Kimi Code CLI (kimi -p, stream-json)")
     def openai_factory(arg: str | None) -> Agent:
         from kloop.agents.openai_agent import OpenAIAgent  # the SDK loads only when this kind is used
 
