@@ -3,7 +3,8 @@
 The layers are data (lowest first); a package may import its own modules and any package of
 a lower layer, never one of its own layer or above. Function-level (lazy) imports count too:
 an arrow is an arrow whether it runs at import time or later. `kloop.loop` sits near the
-top: nothing but the command line imports the orchestrator.
+top: nothing but the command line imports the orchestrator. Each `<pkg>/commands.py` is part of
+the command line (registered by cli.py), so it may wire any layer, as `kloop doctor --agents` does.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "kloop"
 
 LAYERS: list[set[str]] = [
-    {"errors", "findings", "progress"},  # vocabulary and one-line errors: import nothing of kloop
+    {"errors"},
+    {"findings", "migrations", "progress", "signals"},  # shared leaves
     {"device"},
     {"task"},
     {"builder"},
@@ -23,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"profile"},  # reads the wiki for fixes
     {"route"},
     {"agents", "skills"},  # the tuner agent searches with route/; skills are data plus their installer
-    {"report"},
+    {"report", "export"},  # read finished runs
     {"loop"},
     {"cli", "mcp", "__init__"},
 ]
@@ -37,7 +39,10 @@ def layer_of(package: str) -> int:
 
 
 def _package(path: Path, root: Path) -> str:
+    """The package a module belongs to; `<pkg>/commands.py` is the command line's (cli.py registers it)."""
     rel = path.relative_to(root)
+    if len(rel.parts) == 2 and rel.name == "commands.py":
+        return "cli"
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 

@@ -15,8 +15,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-MIGRATIONS: list[tuple[int, str, str]] = [
-    (1, "candidates, meta, sealed files", """
+from kloop.migrations import Ledger, Migration, applied, migrate
+
+# the ledger as shipped: run directories made before the shared runner keep opening
+LEDGER = Ledger("schema_migrations", number_column="version")
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("candidates, meta, sealed files", """
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE sealed_files (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL);
         CREATE TABLE candidates (
@@ -93,31 +98,13 @@ class Lineage:
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self._migrate()
+        migrate(self.db, MIGRATIONS, LEDGER, path)
 
     def close(self) -> None:
         self.db.close()
 
-    def _migrate(self) -> None:
-        self.db.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at REAL)"
-        )
-        done = {row[0] for row in self.db.execute("SELECT version FROM schema_migrations")}
-        for version, name, sql in MIGRATIONS:
-            if version in done:
-                continue
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in (s for s in sql.split(";") if s.strip()):
-                    self.db.execute(statement)
-                self.db.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)", (version, name, time.time()))
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-
     def migrations(self) -> list[int]:
-        return [row[0] for row in self.db.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        return applied(self.db, LEDGER)
 
     # meta ---------------------------------------------------------------------------------
     def set_meta(self, key: str, value: Any) -> None:

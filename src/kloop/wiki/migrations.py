@@ -1,31 +1,16 @@
-"""KernelWiki's SQLite schema as append-only numbered migrations.
+"""KernelWiki's SQLite schema as append-only numbered migrations (run by `kloop.migrations`).
 
 Never edit or reorder a shipped migration: add a new one at the end. Each applied migration is
-recorded in `wiki_migrations`, so a database says exactly which schema it has (the habit of
-simonw/llm's migrations).
+recorded in `wiki_migrations`, so a database says exactly which schema it has.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 
-from kloop.errors import BadInput
+from kloop.migrations import Ledger, Migration, run_script
+from kloop.migrations import migrate as run_migrations
 from kloop.wiki.schema import utc_now
-
-Migration = Callable[[sqlite3.Connection], None]
-
-
-def run_script(db: sqlite3.Connection, script: str) -> None:
-    """Run statements one by one: `executescript` would commit the migration's open transaction."""
-    statement = ""
-    for line in script.splitlines(keepends=True):
-        statement += line
-        if sqlite3.complete_statement(statement):
-            db.execute(statement)
-            statement = ""
-    if statement.strip():
-        raise ValueError(f"incomplete SQL statement in a migration: {statement.strip()[:60]}")
 
 
 def m001_entries(db: sqlite3.Connection) -> None:
@@ -162,11 +147,15 @@ def m005_entry_filters(db: sqlite3.Connection) -> None:
 
 
 def m006_paths_column(db: sqlite3.Connection) -> None:
-    """Changed paths get their own FTS column, so they are weighed apart from the diff excerpt."""
+    """Changed paths, and the kernel files a commit created, get their own FTS columns.
+
+    They are weighed apart from the diff excerpt; `added` carries the first-introduction signal.
+    """
     run_script(
         db,
         """
         ALTER TABLE entries ADD COLUMN paths TEXT NOT NULL DEFAULT '';
+        ALTER TABLE entries ADD COLUMN added TEXT NOT NULL DEFAULT '';
         UPDATE entries SET paths = coalesce(
             (SELECT group_concat(value, char(10)) FROM json_each(json_extract(source_json, '$.paths'))), '');
         DROP TRIGGER entries_ai;
@@ -175,24 +164,24 @@ def m006_paths_column(db: sqlite3.Connection) -> None:
         DROP TABLE entries_vocab;
         DROP TABLE entries_fts;
         CREATE VIRTUAL TABLE entries_fts USING fts5(
-            title, labels, body, paths, excerpt,
+            title, labels, body, paths, added, excerpt,
             content='entries', content_rowid='rowid',
             tokenize='porter unicode61 remove_diacritics 2'
         );
         CREATE VIRTUAL TABLE entries_vocab USING fts5vocab(entries_fts, 'row');
         CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
-            INSERT INTO entries_fts(rowid, title, labels, body, paths, excerpt)
-                VALUES (new.rowid, new.title, new.labels, new.body, new.paths, new.excerpt);
+            INSERT INTO entries_fts(rowid, title, labels, body, paths, added, excerpt)
+                VALUES (new.rowid, new.title, new.labels, new.body, new.paths, new.added, new.excerpt);
         END;
         CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
-            INSERT INTO entries_fts(entries_fts, rowid, title, labels, body, paths, excerpt)
-                VALUES ('delete', old.rowid, old.title, old.labels, old.body, old.paths, old.excerpt);
+            INSERT INTO entries_fts(entries_fts, rowid, title, labels, body, paths, added, excerpt)
+                VALUES ('delete', old.rowid, old.title, old.labels, old.body, old.paths, old.added, old.excerpt);
         END;
         CREATE TRIGGER entries_au AFTER UPDATE ON entries BEGIN
-            INSERT INTO entries_fts(entries_fts, rowid, title, labels, body, paths, excerpt)
-                VALUES ('delete', old.rowid, old.title, old.labels, old.body, old.paths, old.excerpt);
-            INSERT INTO entries_fts(rowid, title, labels, body, paths, excerpt)
-                VALUES (new.rowid, new.title, new.labels, new.body, new.paths, new.excerpt);
+            INSERT INTO entries_fts(entries_fts, rowid, title, labels, body, paths, added, excerpt)
+                VALUES ('delete', old.rowid, old.title, old.labels, old.body, old.paths, old.added, old.excerpt);
+            INSERT INTO entries_fts(rowid, title, labels, body, paths, added, excerpt)
+                VALUES (new.rowid, new.title, new.labels, new.body, new.paths, new.added, new.excerpt);
         END;
         INSERT INTO entries_fts(entries_fts) VALUES ('rebuild');
         """,
@@ -209,37 +198,9 @@ MIGRATIONS: list[tuple[str, Migration]] = [
 ]
 
 
-def applied(db: sqlite3.Connection) -> list[int]:
-    """Numbers of the migrations this database has."""
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS wiki_migrations "
-        "(number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-    )
-    return [row[0] for row in db.execute("SELECT number FROM wiki_migrations ORDER BY number")]
+LEDGER = Ledger("wiki_migrations", number_column="number", stamp=utc_now, stamp_type="TEXT")
 
 
 def migrate(db: sqlite3.Connection, where: str) -> list[int]:
-    """Apply every migration the database lacks, each in its own transaction; return those applied."""
-    done = applied(db)
-    if done and max(done) > len(MIGRATIONS):
-        raise BadInput(where, f"wiki schema {max(done)} is newer than this kloop knows ({len(MIGRATIONS)})")
-    ran = []
-    for number, (name, step) in enumerate(MIGRATIONS, start=1):
-        if number in done:
-            continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("SELECT 1 FROM wiki_migrations WHERE number = ?", (number,)).fetchone():
-                db.execute("ROLLBACK")  # another process migrated while we waited for the lock
-                continue
-            step(db)
-            db.execute(
-                "INSERT INTO wiki_migrations(number, name, applied_at) VALUES (?, ?, ?)",
-                (number, name, utc_now()),
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        ran.append(number)
-    return ran
+    """Bring a wiki database up to date through kloop's one migration runner."""
+    return run_migrations(db, MIGRATIONS, LEDGER, where)
