@@ -117,7 +117,22 @@ def _largest_fitting(file: Path, source: str, names: set[str], hi: float, fits: 
     return rounded
 
 
-def choose_scale(file: Path, source: str, *, scale: float | None, max_bytes: int | None, memory_mb: int) -> ScalePlan:
+def strategies(source: str) -> list[set[str]]:
+    """Which sizes to shrink, widest first: every module size; those get_inputs() reads; its leading dim."""
+    sizes = kb_source.module_sizes(source)
+    every = set(sizes.ints) | set(sizes.tuples)
+    read = kb_source.input_size_names(source, sizes)
+    hints = kb_source.input_dim_names(source, sizes) or []
+    leading = {hints[0][0]} if hints and hints[0] and hints[0][0] else set()
+    found: list[set[str]] = []
+    for names in (every, read, leading):
+        if names and names not in found:
+            found.append(names)
+    return found or [set()]
+
+
+def choose_scale(file: Path, source: str, *, scale: float | None, max_bytes: int | None, memory_mb: int,
+                 names: set[str]) -> ScalePlan:  # fmt: skip
     """Apply --scale or find the one --max-bytes asks for; refuse (exit 2) when the sandbox cannot hold it."""
     from kloop.task.kernelbench import MEMORY_SHARE
 
@@ -125,8 +140,6 @@ def choose_scale(file: Path, source: str, *, scale: float | None, max_bytes: int
         raise BadInput("--scale", f"expected a factor in (0, 1], got {scale:g}")
     if max_bytes is not None and max_bytes <= 0:
         raise BadInput("--max-bytes", f"expected a positive byte count, got {max_bytes}")
-    sizes = kb_source.module_sizes(source)
-    names = kb_source.input_size_names(source, sizes)
     budget = int(memory_mb * (1 << 20) * MEMORY_SHARE)
     factor = 1.0 if scale is None else scale
     if max_bytes is not None:

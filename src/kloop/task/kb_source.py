@@ -133,15 +133,21 @@ def scale_source(source: str, names: set[str], factor: float) -> tuple[str, dict
     data = source.encode()
     changes: dict[str, tuple[int, int]] = {}
     edits: list[tuple[int, int, bytes]] = []
+    done: dict[tuple[int, int, int, int], tuple[int, int]] = {}
     for lit in sizes.literals:
         if lit.name not in names or lit.value < MIN_SCALED:
             continue
+        label = lit.name if lit.index is None else f"{lit.name}[{lit.index}]"
+        if lit.span in done:  # `height = width = 128`: one literal, two names
+            changes[label] = done[lit.span]
+            continue
         new = scaled_value(lit.value, factor)
+        done[lit.span] = (lit.value, new)
         if new == lit.value:
             continue
         line, col, end_line, end_col = lit.span
         edits.append((starts[line - 1] + col, starts[end_line - 1] + end_col, str(new).encode()))
-        changes[lit.name if lit.index is None else f"{lit.name}[{lit.index}]"] = (lit.value, new)
+        changes[label] = (lit.value, new)
     for begin, end, text in sorted(edits, reverse=True):
         data = data[:begin] + text + data[end:]
     return data.decode(), changes

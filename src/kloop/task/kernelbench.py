@@ -26,7 +26,7 @@ from typing import Any
 
 from kloop.errors import BadInput
 from kloop.progress import step
-from kloop.task import kb_source
+from kloop.task.kb_axes import RESERVED, Axes, name_axes
 from kloop.task.load import Task, load_task
 from kloop.task.parsing import read_text
 
@@ -35,7 +35,6 @@ DEFAULT_MEMORY_MB = 8192
 """`kloop verify --memory-mb`'s default (a test keeps the two equal; task must not import verify)."""
 MEMORY_SHARE = 0.5
 """The estimate must fit this share of the sandbox limit: the rest holds torch and intermediates."""
-RESERVED = {"run", "torch", "args"}
 _WRAPPER = '''
 
 # ---- added by `kloop task import-kernelbench`: the FlashInfer-Trace entry point ----
@@ -81,15 +80,6 @@ class _Problem:
     factor: float = 1.0
 
 
-@dataclass
-class _Axes:
-    """Axis name -> size, plus the symbolic shape of every input and output."""
-
-    sizes: dict[str, int]
-    inputs: list[list[str] | None]
-    outputs: list[list[str] | None]
-
-
 def import_kernelbench(
     file: str | Path, out: str | Path, *, name: str | None = None, scale: float | None = None,
     max_bytes: int | None = None, memory_mb: int = DEFAULT_MEMORY_MB,
@@ -97,15 +87,8 @@ def import_kernelbench(
     """Write a task directory for a KernelBench problem file and return it loaded."""
     import torch
 
-    from kloop.task.kb_memory import choose_scale
-
     file, out = Path(file), Path(out)
-    source = _read_source(file)
-    step("estimating memory on the meta device")
-    plan = choose_scale(file, source, scale=scale, max_bytes=max_bytes, memory_mb=memory_mb)
-    step(f"running the problem on the CPU (scale {plan.factor:g})")
-    problem = _run_problem(file, plan.source)
-    problem.changes, problem.factor = plan.changes, plan.factor
+    problem = _scaled_problem(file, _read_source(file), scale, max_bytes, memory_mb)
     axes = _name_axes(problem)
     step("probing a var axis")
     var_axis, extra_values = _probe_var_axis(problem, axes)
@@ -124,6 +107,29 @@ def import_kernelbench(
     torch.manual_seed(SEED)  # leave the global generator as a fresh process would
     step("writing the task")
     return _write_task(out, definition, problem, var_axis, axes, extra_values)
+
+
+def _scaled_problem(file: Path, source: str, scale: float | None, max_bytes: int | None, memory_mb: int) -> _Problem:
+    """Shrink every module size, else only those get_inputs() reads, else its leading dim: the first that runs."""
+    from kloop.task.kb_memory import choose_scale, strategies
+
+    failure: BadInput | None = None
+    for names in strategies(source):
+        step("estimating memory on the meta device")
+        plan = choose_scale(file, source, scale=scale, max_bytes=max_bytes, memory_mb=memory_mb, names=names)
+        step(f"running the problem on the CPU (scale {plan.factor:g})")
+        try:
+            problem = _run_problem(file, plan.source)
+        except BadInput as exc:
+            if not plan.changes:
+                raise
+            failure = failure or exc
+            continue
+        problem.changes, problem.factor = plan.changes, plan.factor
+        return problem
+    assert failure is not None
+    raise BadInput(file, f"the problem no longer runs once its sizes are scaled ({failure.what}); "
+                         "some size is probably hard-coded in Model: try a larger --scale")  # fmt: skip
 
 
 def _read_source(file: Path) -> str:
@@ -187,62 +193,9 @@ def _output_names(outputs: list[Any]) -> list[str]:
     return ["output"] if len(outputs) == 1 else [f"output{i}" for i in range(len(outputs))]
 
 
-def _name_axes(problem: _Problem) -> _Axes:
-    """Inputs: the factory call's variables; outputs: positional, then unique-size match, else role."""
-    import torch
-
-    sizes = kb_source.module_sizes(problem.source)
-    hints = kb_source.input_dim_names(problem.source, sizes) or []
-    readable = kb_source.input_size_names(problem.source, sizes)
-    by_value: dict[int, set[str]] = {}
-    for var in readable:
-        if var in sizes.ints:
-            by_value.setdefault(sizes.ints[var], set()).add(var)
-    axes: dict[str, int] = {}
-    inputs: list[list[str] | None] = []
-    for i, (tensor_name, value) in enumerate(zip(problem.input_names, problem.inputs, strict=True)):
-        if not isinstance(value, torch.Tensor):
-            inputs.append(None)
-            continue
-        hint = hints[i] if i < len(hints) and len(hints[i]) == value.dim() else [None] * value.dim()
-        shape = []
-        for k, n in enumerate(int(s) for s in value.shape):
-            by_size = by_value.get(n, set())
-            candidate = hint[k] or (next(iter(by_size)) if len(by_size) == 1 and n > 1 else None)
-            if candidate is None or candidate in RESERVED or axes.get(candidate, n) != n:
-                candidate = f"{tensor_name}_dim{k}"
-            axes[candidate] = n
-            shape.append(candidate)
-        inputs.append(shape)
-    module_by_value: dict[int, set[str]] = {}
-    for var, n in sizes.ints.items():
-        module_by_value.setdefault(n, set()).add(var)
-    outputs = [_output_axes(o, name, axes, problem.inputs, inputs, module_by_value)
-               for name, o in zip(_output_names(problem.outputs), problem.outputs, strict=True)]  # fmt: skip
-    return _Axes(sizes=axes, inputs=inputs, outputs=outputs)
-
-
-def _output_axes(value: Any, name: str, axes: dict[str, int], tensors: list[Any], shapes: list[list[str] | None],
-                 module_by_value: dict[int, set[str]]) -> list[str]:  # fmt: skip
-    input_axes = {a for s in shapes if s for a in s}
-    shape = []
-    for k, n in enumerate(int(s) for s in value.shape):
-        same_place = [s[k] for t, s in zip(tensors, shapes, strict=True)
-                      if s and len(s) == value.dim() and int(t.shape[k]) == n]  # fmt: skip
-        by_size = sorted({a for a in input_axes if axes[a] == n})
-        if same_place:
-            candidate = same_place[0]
-        elif len(by_size) == 1:
-            candidate = by_size[0]
-        elif not by_size and n > 1 and len(module_by_value.get(n, ())) == 1 \
-                and axes.get(var := next(iter(module_by_value[n])), n) == n and var not in RESERVED:  # fmt: skip
-            candidate = var  # the one module integer of this size (`out_features`)
-            axes[candidate] = n
-        else:
-            candidate = f"{name}_dim{k}"
-            axes[candidate] = n
-        shape.append(candidate)
-    return shape
+def _name_axes(problem: _Problem) -> Axes:
+    return name_axes(problem.source, problem.namespace, problem.input_names, problem.inputs,
+                     _output_names(problem.outputs), problem.outputs)  # fmt: skip
 
 
 def _tensor_spec(value: Any, shape: list[str] | None, file: Path) -> dict[str, Any]:
@@ -269,7 +222,7 @@ def _dtype_name(value: Any, file: Path) -> str:
     return dtype
 
 
-def _probe_var_axis(problem: _Problem, axes: _Axes) -> tuple[str | None, list[int]]:
+def _probe_var_axis(problem: _Problem, axes: Axes) -> tuple[str | None, list[int]]:
     """The leading axis of the first tensor input, if the model runs at smaller values of it."""
     first = next((s for s in axes.inputs if s), None)
     if not first:
@@ -281,7 +234,7 @@ def _probe_var_axis(problem: _Problem, axes: _Axes) -> tuple[str | None, list[in
     return (axis, working) if working else (None, [])
 
 
-def _runs_at(problem: _Problem, axes: _Axes, axis: str, value: int) -> bool:
+def _runs_at(problem: _Problem, axes: Axes, axis: str, value: int) -> bool:
     import torch
 
     sizes = {**axes.sizes, axis: value}
@@ -302,7 +255,7 @@ def _runs_at(problem: _Problem, axes: _Axes, axis: str, value: int) -> bool:
     return [list(o.shape) if isinstance(o, torch.Tensor) else None for o in outs] == expected
 
 
-def _kloop_block(problem: _Problem, var_axis: str | None, axes: _Axes) -> dict[str, Any]:
+def _kloop_block(problem: _Problem, var_axis: str | None, axes: Axes) -> dict[str, Any]:
     """Input ranges observed in get_inputs() (so indices and positive-only inputs stay valid)."""
     import torch
 
@@ -342,7 +295,7 @@ def _definition_name(file: Path) -> str:
     return stem if stem.startswith("kb_") else f"kb_{stem}"
 
 
-def _write_task(out: Path, definition: dict[str, Any], problem: _Problem, var_axis: str | None, axes: _Axes,
+def _write_task(out: Path, definition: dict[str, Any], problem: _Problem, var_axis: str | None, axes: Axes,
                 extra_values: list[int]) -> Task:  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     (out / "definition.json").write_text(json.dumps(definition, indent=2) + "\n", encoding="utf-8")
