@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from kloop.agents.claude import ClaudeAgent
-from kloop.agents.cli_process import CliAgent, Endpoint
-from kloop.agents.codex import CodexAgent
-from kloop.agents.kimi import KimiAgent
-from kloop.agents.scripted_server import ScriptedServer, Step, call
+from kloop.agents.cli_process import CliAgent
+from kloop.agents.doctor import ADAPTERS, SCRIPTED_SHELL, SCRIPTED_WRITE, scripted_adapter
+from kloop.agents.scripted_server import ScriptedServer, Step
 
 
 @dataclass(frozen=True)
@@ -26,23 +25,12 @@ class Cli:
     installed: Callable[[], bool]
 
 
-def _heredoc(path: Path, content: str) -> str:
-    return f"cat > {path} <<'KLOOP_EOF'\n{content}KLOOP_EOF\n"
+def _installed(name: str) -> Callable[[], bool]:
+    return lambda: ADAPTERS[name]().program_argv() is not None
 
 
-CLIS = [
-    Cli("claude", lambda s: ClaudeAgent(Endpoint(base_url=s.base_url, api_key="scripted")),
-        lambda p, c: [call("Read", file_path=str(p)), call("Write", file_path=str(p), content=c)], lambda cmd: call("Bash", command=cmd),
-        lambda: ClaudeAgent().program_argv() is not None),
-    Cli("codex", lambda s: CodexAgent(Endpoint(base_url=s.base_url + "/v1", api_key="scripted",
-                                               model="scripted-model")),
-        lambda p, c: [call("exec_command", cmd=_heredoc(p, c))], lambda cmd: call("exec_command", cmd=cmd),
-        lambda: CodexAgent().program_argv() is not None),
-    Cli("kimi", lambda s: KimiAgent(Endpoint(base_url=s.base_url + "/v1", api_key="scripted",
-                                             model="scripted-model")),
-        lambda p, c: [call("Write", path=str(p), content=c)], lambda cmd: call("Bash", command=cmd),
-        lambda: KimiAgent().program_argv() is not None),
-]
+CLIS = [Cli(name, partial(scripted_adapter, name), SCRIPTED_WRITE[name], SCRIPTED_SHELL[name], _installed(name))
+        for name in ADAPTERS]
 
 
 def cli_params() -> list[object]:

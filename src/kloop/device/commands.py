@@ -84,8 +84,19 @@ def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     remeasure: Annotated[bool, typer.Option("--remeasure", help="Measure peak rates again (refresh the cache).")] = False,
     device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or rocm.")] = "auto",
+    agents: Annotated[bool, typer.Option(
+        "--agents", help="Instead: each agent CLI's version and a scripted call through kloop's adapter.")] = False,
 ) -> None:
     """Show the device, toolchains (nvcc, hipcc, triton), profilers and measured peak rates."""
+    if agents:
+        from kloop.agents.doctor import agents_report, failed, print_agents
+
+        rows = agents_report()
+        if as_json:
+            sys.stdout.write(json.dumps({"agents": rows}, indent=2) + "\n")
+        else:
+            print_agents(rows)
+        raise typer.Exit(1 if failed(rows) else 0)
     report = doctor_report(device, remeasure=remeasure)
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
