@@ -29,11 +29,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 
-def record(task_dir: Path, solution_dir: Path, out: Path) -> None:
+def _recorded(paths: list[Path]) -> set[str]:
+    done = set()
+    for path in paths:
+        if path.is_file():
+            done |= {json.dumps(json.loads(line)["config"], sort_keys=True)
+                     for line in path.read_text().splitlines() if line.strip()}
+    return done
+
+
+def record(task_dir: Path, solution_dir: Path, out: Path, also: list[Path] | None = None,
+           reverse: bool = False) -> None:
     """Verify every configuration once and append its measured latencies to `out`."""
     import shutil
 
-    from kloop.task.tunables import instantiate_dir as instantiate
+    from kloop.agents.tuner import instantiate
     from kloop.route.search import all_configs, read_space
     from kloop.task.load import load_task
     from kloop.verify import verify
@@ -41,12 +51,13 @@ def record(task_dir: Path, solution_dir: Path, out: Path) -> None:
 
     task = load_task(task_dir)
     space = read_space(solution_dir)
-    done = set()
-    if out.is_file():
-        done = {json.dumps(json.loads(line)["config"], sort_keys=True) for line in out.read_text().splitlines() if line}
+    files = [out, *(also or [])]
+    done = _recorded(files)
     configs = [c for c in all_configs(space) if json.dumps(c, sort_keys=True) not in done]
     print(f"{len(configs)} configurations to verify ({len(done)} recorded)", flush=True)
-    for config in configs:
+    for config in reversed(configs) if reverse else configs:
+        if json.dumps(config, sort_keys=True) in _recorded(files):  # another recorder took it
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp) / "solution"
             shutil.copytree(solution_dir, work)
@@ -153,12 +164,14 @@ def main() -> int:
     parser.add_argument("--record", action="store_true", help="verify every configuration: TASK SOLUTION")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--also", type=Path, action="append", help="with --record: skip configurations in this file too")
+    parser.add_argument("--reverse", action="store_true", help="with --record: walk the space from the end")
     parser.add_argument("--fraction", type=float, default=0.30, help="evaluation budget as a share of the space")
     args = parser.parse_args()
     if args.record:
         task_dir, solution_dir = args.paths
         out = args.out or ROOT / "bench" / f"tune_space_{task_dir.name}_{solution_dir.name}.jsonl"
-        record(task_dir, solution_dir, out)
+        record(task_dir, solution_dir, out, args.also, args.reverse)
         return 0
     return evaluate(args.paths, args.seeds, args.fraction)
 

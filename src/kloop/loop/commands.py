@@ -116,8 +116,14 @@ def status_command(
 ) -> None:
     """Show where a run stands: stage, round in flight, best speedup, every round's verdict."""
     from kloop.loop.approval import status_report
+    from kloop.report.html import write_report
 
-    typer.echo(status_report(run_dir, as_json))
+    text = status_report(run_dir, as_json)
+    try:
+        report = write_report(run_dir)  # the report is refreshed on every `kloop status`
+    except OSError:
+        report = None  # a read-only run directory still gets its status
+    typer.echo(text if as_json or report is None else f"{text}\nreport: {report}")
 
 
 def register(app: typer.Typer) -> None:

@@ -196,9 +196,10 @@ def _route(data: RunData) -> str:
                    f"{'inf' if r['regime']['hi'] >= 2**62 else r['regime']['hi']})</td><td>{escape(r['candidate'])}</td>"
                    f"<td>{'yes' if r['admitted'] else 'no'}</td><td>{escape(r['evidence'])}</td></tr>"
                    for r in plan.get("routes", []))
-    return (f"<h2>Shape routing</h2><section id='route'><p>{escape(route.get('reason', ''))}; routed solution "
-            f"{escape(str(route.get('status') or 'not built'))} at {_x(route.get('speedup_geomean'))} "
-            f"{_ci(route.get('speedup_ci'))}</p><table><tr><th>regime</th><th>candidate</th><th>admitted</th>"
+    built = (f"routed solution verified {escape(str(route.get('status')))} at {_x(route.get('speedup_geomean'))} "
+             f"{_ci(route.get('speedup_ci'))} (best alone {_x(route.get('best_speedup_geomean'))})"
+             if route.get("admitted") else "no routed solution built")
+    return (f"<h2>Shape routing</h2><section id='route'><p>{built}. {escape(route.get('reason', ''))}</p><table><tr><th>regime</th><th>candidate</th><th>admitted</th>"
             f"<th>evidence</th></tr>{rows}</table></section>")
 
 

@@ -82,9 +82,12 @@ def route_run(run_dir: Path, judge: Judge | None = None) -> RouteReport:
     shapes = {w.uuid: dict(w.axes) for w in task.workloads}
     plan = plan_route(candidates, shapes)
     if not plan.admitted:
-        return RouteReport(run_dir=str(run_dir), admitted=False, plan=plan,
-                           reason="no regime's gain over the best is significant: " +
-                                  "; ".join(f"{r.regime.name}: {r.evidence}" for r in plan.routes))
+        refused = RouteReport(run_dir=str(run_dir), admitted=False, plan=plan,
+                              reason="no regime's gain over the best is significant: " +
+                                     "; ".join(f"{r.regime.name}: {r.evidence}" for r in plan.routes))
+        (run_dir / "routed").mkdir(exist_ok=True)
+        (run_dir / "routed" / "route.json").write_text(refused.model_dump_json(indent=1), encoding="utf-8")
+        return refused
     dirs = {c.candidate: c.solution_dir for c in candidates}
     out = run_dir / "routed"
     routed = write_routed(plan, dirs, task.definition, out / "solution")

@@ -1,4 +1,4 @@
-"""tune: for each accepted candidate that declares tunables, let the tuner measure configurations.
+"""tune: for each accepted candidate that declares tunables, let the tuner measure configurations; then offer routing.
 
 The tuner sees the measured history (the candidate's own default configuration first) and
 proposes one configuration per round; each configuration is verified and gated like any round.
@@ -7,6 +7,7 @@ proposes one configuration per round; each configuration is verified and gated l
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kloop.errors import BadInput
@@ -15,7 +16,7 @@ from kloop.loop.lineage import CandidateRecord
 from kloop.loop.rounds import RoundInput
 from kloop.task.schema import TunableValue
 from kloop.task.tunables import first_values, space_of
-from kloop.verify.result import VerifyStatus
+from kloop.verify.result import VerifyResult, VerifyStatus
 
 if TYPE_CHECKING:
     from kloop.loop.stages import StageHost
@@ -41,6 +42,26 @@ class Tune:
                 if record is None:
                     break
                 self.host.after_round(record)
+        self.offer_route()
+
+    def offer_route(self) -> None:
+        """Shape routing, offered once tuning is done: a route is built only where a regime's gain is significant."""
+        from kloop.route.run import route_run
+
+        ctx = self.ctx
+        log_dir = ctx.paths.artifacts / "route"
+
+        def judge(task: object, solution_dir: Path) -> VerifyResult:
+            return ctx.services.verifier.verify(ctx.paths.sealed, solution_dir, ctx.lineage.sealed(), log_dir)
+
+        ctx.services.progress.update(stage="tune", step="route")
+        try:
+            report = route_run(ctx.paths.root, judge=judge)
+        except (BadInput, ValueError) as exc:
+            ctx.lineage.set_meta("route", {"admitted": False, "reason": f"not offered: {exc}"[:300]})
+            return
+        ctx.lineage.set_meta("route", {"admitted": report.admitted, "status": report.status,
+                                       "speedup_geomean": report.speedup_geomean, "reason": report.reason[:300]})
 
     def _tried(self, parent: CandidateRecord) -> list[CandidateRecord]:
         return [r for r in self.ctx.lineage.rounds() if r.stage == Stage.tune.value and r.parent == parent.candidate]
