@@ -181,11 +181,17 @@ class AliasTable:
 
     def expansions(self, tokens: list[str]) -> list[tuple[int, int, list[str]]]:
         """(first, end, terms) per alias span of query tokens: the span may be any of `terms`."""
+        return [(a, b, [tokens_of_span, *syn, *rel]) for a, b, tokens_of_span, syn, rel in self.expansion_groups(tokens)]
+
+    def expansion_groups(self, tokens: list[str]) -> list[tuple[int, int, str, list[str], list[str]]]:
+        """(first, end, typed span, other synonyms, related terms) per alias span of query tokens."""
         spans = []
         for a, b, index in self._expander.scan(tokens):
             row = self.rows[index]
-            terms = list(dict.fromkeys([" ".join(tokens[a:b]), *row.synonyms, *row.related]))
-            spans.append((a, b, terms))
+            typed = " ".join(tokens[a:b])
+            synonyms = [t for t in dict.fromkeys(row.synonyms) if tokens_of(t) != tokens[a:b]]
+            related = [t for t in dict.fromkeys(row.related) if t not in synonyms and tokens_of(t) != tokens[a:b]]
+            spans.append((a, b, typed, synonyms, related))
         return spans
 
     def vendor_for_repo(self, repo: str) -> str | None:

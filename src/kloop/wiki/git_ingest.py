@@ -19,7 +19,7 @@ from pathlib import Path
 
 from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable
-from kloop.wiki.gitlog import Excerpt, LogStats, RawCommit, diff_excerpts, git, stream_log
+from kloop.wiki.gitlog import Excerpt, FileChange, LogStats, RawCommit, diff_excerpts, git, stream_log
 from kloop.wiki.provenance import (
     LICENSE_FILES,
     KernelPathRules,
@@ -35,7 +35,13 @@ BATCH = 2000
 EXCERPT_CHARS = 1200
 EXCERPT_MAX_FILES = 8
 BODY_CHARS = 8000
-PATH_TERM_CHARS = 4000
+PATH_TERM_CHARS = 12000
+# Subjects of mechanical commits (moves, formatting, lint): rarely what introduced a technique.
+MECHANICAL = re.compile(
+    r"\b(?:move[ds]?|moving|renames?|renamed|reformat\w*|format(?:ting)?|lint\w*|ruff|clang-format|typos?|"
+    r"clean ?up|cleanups?|revert\w*|bump\w*|reorgani[sz]\w*|restructur\w*|cosmetic)\b",
+    re.I,
+)
 MERGE_SUBJECT = re.compile(r"^Merge (?:pull request|branch|remote-tracking branch)\b")
 _REPO_NAME = re.compile(r"^[A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)?$")
 
@@ -70,21 +76,28 @@ class RepoInfo:
     default_vendor: str
 
 
-def path_terms(added: list[str], paths: list[str], tests: list[str], limit: int = PATH_TERM_CHARS) -> str:
-    """Searchable words of the changed paths: added kernel files first, then the rest, tests last.
+def _words(path: str) -> list[str]:
+    """A path's directory names and file stem; a snake_case stem also as one word (DeviceGemm_Xdl -> devicegemmxdl)."""
+    parts = [part.rsplit(".", 1)[0] if "." in part[1:] else part for part in path.split("/")]
+    stem = parts[-1] if parts else ""
+    return [*parts, stem.replace("_", "").replace("-", "")] if "_" in stem or "-" in stem else parts
+
+
+def path_terms(paths: list[str], tests: list[str], limit: int = PATH_TERM_CHARS) -> str:
+    """Searchable words of the changed kernel paths, tests last (secondary evidence).
 
     Components are deduplicated, so a release that touches 2,000 files under one tree still
-    costs a few hundred words, and a file the commit added is named twice (once as added).
+    costs a few hundred words.
     """
-    words: list[str] = []
-    for group in (added, paths):
-        for path in group:
-            words += [part.rsplit(".", 1)[0] if "." in part[1:] else part for part in path.split("/")]
-    text = " ".join(dict.fromkeys(w for w in words if w))
-    if added:
-        text = " ".join(dict.fromkeys(p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in added)) + " " + text
+    text = " ".join(dict.fromkeys(w for path in paths for w in _words(path) if w))
     test_words = " ".join(dict.fromkeys(p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in tests))
     return (text[:limit] + ("\ntests: " + test_words[: limit // 4] if test_words else "")).strip()
+
+
+def introduced(files: list[FileChange], is_kernel) -> list[str]:
+    """Kernel files the commit created; a file deleted elsewhere in the same commit was moved, not created."""
+    gone = {f.path.rsplit("/", 1)[-1] for f in files if f.status == "D"}
+    return [f.path for f in files if f.status == "A" and is_kernel(f.path) and f.path.rsplit("/", 1)[-1] not in gone]
 
 
 def check_since(since: str | None) -> str | None:
@@ -144,6 +157,13 @@ class GitIngester:
         report.head = head
         report.seconds = time.perf_counter() - started
         return report
+
+    def _mechanical(self, subject: str, commit: RawCommit, added: list[str]) -> bool:
+        """A move, format or lint commit: by its subject, or most of its kernel files moved rather than created."""
+        if MECHANICAL.search(subject):
+            return True
+        created = sum(f.status == "A" and self.is_kernel(f.path) for f in commit.files)
+        return created >= 8 and len(added) < created / 2
 
     def _kernel_file_count(self, commit: RawCommit) -> int:
         return sum(self.is_kernel(f.path) for f in commit.files)
@@ -230,8 +250,8 @@ class GitIngester:
         kernel_files = [f for f in commit.files if self.is_kernel(f.path)]
         paths = [f.path for f in kernel_files if f.status != "D"] or [f.path for f in kernel_files]
         tests = [f.path for f in commit.files if self.role(f.path) == "test"]
-        added = [f.path for f in kernel_files if f.status == "A"]
-        terms = path_terms(added, paths, tests)
+        added = introduced(commit.files, self.is_kernel)
+        terms = path_terms(paths, tests)
         # the path words, deduplicated, classify as well as the paths themselves, at a fraction of the cost
         found = self.aliases.classify(message + "\n" + terms[:1500])
         pr = pr_number(message)
@@ -260,8 +280,10 @@ class GitIngester:
                 "binary_files": sum(self.role(f.path) == "binary" for f in commit.files),
                 "test_files": len(tests),
                 **({"diff_missing": 1} if commit.diff_missing else {}),
+                **({"mechanical": 1} if self._mechanical(subject, commit, added) else {}),
             },
             path_terms=terms,
+            added_terms=" ".join(dict.fromkeys(w for path in added for w in _words(path) if w))[:PATH_TERM_CHARS],
         )
 
     def _record(self, info: RepoInfo, head: str, report: IngestReport) -> None:

@@ -27,10 +27,11 @@ class ParsedQuery:
     """A query split into quoted FTS5 phrases (typed words, alias alternatives) and inline filters."""
 
     clauses: list[str] = field(default_factory=list)
-    alternatives: list[str] = field(default_factory=list)
+    alternatives: list[str] = field(default_factory=list)  # related terms of alias rows
     filters: dict[str, str] = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
+    synonyms: list[str] = field(default_factory=list)  # other spellings of what was typed
 
 
 def quote(phrase_tokens: list[str]) -> str:
@@ -57,14 +58,15 @@ def parse_query(
     tokens = tokens_of(free)
     clauses: list[str] = []
     alternatives: list[str] = []
+    synonyms: list[str] = []
     terms: list[str] = []
     covered: set[int] = set()
     if expand and aliases is not None:
-        for start, end, spellings in aliases.expansions(tokens):
-            original = quote(tokens[start:end])
-            clauses.append(original)
-            alternatives += [quote(tokens_of(s)) for s in spellings[1:] if tokens_of(s)]
-            terms.extend(spellings)
+        for start, end, typed, other, related in aliases.expansion_groups(tokens):
+            clauses.append(quote(tokens[start:end]))
+            synonyms += [quote(tokens_of(s)) for s in other if tokens_of(s)]
+            alternatives += [quote(tokens_of(s)) for s in related if tokens_of(s)]
+            terms.extend([typed, *other, *related])
             covered.update(range(start, end))
     rest = [t for i, t in enumerate(tokens) if i not in covered]
     kept = [t for t in rest if t not in STOPWORDS and t not in drop] or ([] if clauses else rest)
@@ -74,5 +76,6 @@ def parse_query(
     for finding in findings:
         clauses.append("labels : " + quote(["finding", *tokens_of(finding)]))
     clauses = list(dict.fromkeys(clauses))
-    alternatives = [a for a in dict.fromkeys(alternatives) if a not in clauses]
-    return ParsedQuery(clauses, alternatives, filters, findings, terms)
+    synonyms = [a for a in dict.fromkeys(synonyms) if a not in clauses]
+    alternatives = [a for a in dict.fromkeys(alternatives) if a not in clauses and a not in synonyms]
+    return ParsedQuery(clauses, alternatives, filters, findings, terms, synonyms)

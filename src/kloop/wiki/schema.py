@@ -86,9 +86,8 @@ class WikiEntry(BaseModel):
     captured_at: str = Field(default_factory=utc_now, description="When kloop stored this entry (UTC).")
     excerpt: str = Field("", description="Short excerpt of the kernel diff (git entries).")
     stats: dict[str, int] = Field(default_factory=dict, description="Diff statistics: files, added, deleted.")
-    path_terms: str = Field(
-        "", description="Searchable words of every changed kernel path (added files first); git entries only."
-    )
+    path_terms: str = Field("", description="Searchable words of every changed kernel path (git entries).")
+    added_terms: str = Field("", description="Words of the kernel files the commit created (git entries).")
 
     @field_validator("id")
     @classmethod

@@ -9,6 +9,7 @@ Only the final k rows pay for snippets.
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 
@@ -18,12 +19,29 @@ from kloop.wiki.intent import QUESTION_ONLY, REPO_BOOST, VENDOR_BOOST, Intent, r
 from kloop.wiki.query import parse_query
 from kloop.wiki.schema import Hit, Source
 
-# bm25 column weights: title > labels (tags, techniques, arch, findings) > paths > body > diff excerpt.
-COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 2.0, 0.4)
-RANK = "bm25(" + ", ".join(str(w) for w in COLUMN_WEIGHTS) + ")"
+# bm25 column weights: title, labels (tags, techniques, arch, findings), body, changed paths,
+# kernel files the commit created, diff excerpt. An introduction question ("when was X added")
+# weighs the created files up: the commit that created `sm90_tile_scheduler_stream_k.hpp` is
+# the answer even when its subject is "CUTLASS 3.2".
+COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 2.0, 1.0, 0.4)
+INTRO_COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 2.0, 6.0, 0.4)
+
+
+def rank_function(weights: tuple[float, ...]) -> str:
+    return "bm25(entries_fts, " + ", ".join(str(w) for w in weights) + ")"
 # A match on an alias spelling counts this much of a match on the words the user typed
 # (0.1 / 0.25 / 0.35 / 0.5 / 1.0 tried on bench/wiki_eval.py; 0.25 was best).
 EXPANSION_WEIGHT = 0.25
+# Another spelling of what was typed (asm for assembly, fwd for forward) counts this much.
+SYNONYM_WEIGHT = 0.25
+# Introduction questions: the oldest candidate counts up to this much more than the newest.
+DATE_BOOST = 0.6
+# A commit whose path words run past BREADTH_FROM characters (a release, a tree-wide cleanup)
+# matches everything a little: divide by 1 + penalty * log2(length / BREADTH_FROM).
+BREADTH_FROM = 400
+BREADTH_PENALTY = 0.0
+# A move / format / lint commit under a history question counts this much.
+MECHANICAL_FACTOR = 0.5
 # Candidates taken from each pass before fusing their scores.
 CANDIDATES = 50
 # Alias alternatives searched per query (synonyms come before related terms): each phrase of
@@ -71,13 +89,19 @@ class FtsSearch:
             return []
         pool = max(CANDIDATES, 2 * k)
         scores: dict[int, float] = {}
-        alternatives = parsed.alternatives[:MAX_ALTERNATIVES]
-        passes = ((parsed.clauses, 1.0, ROW_BUDGET), (alternatives, EXPANSION_WEIGHT, ROW_BUDGET // 2))
+        synonyms = parsed.synonyms[:MAX_ALTERNATIVES]
+        related = parsed.alternatives[: max(0, MAX_ALTERNATIVES - len(synonyms))]
+        passes = (
+            (parsed.clauses, 1.0, ROW_BUDGET),
+            (synonyms, SYNONYM_WEIGHT, ROW_BUDGET // 2),
+            (related, EXPANSION_WEIGHT, ROW_BUDGET // 2),
+        )
         for phrases, weight, budget in passes:
             if not phrases:
                 continue
             kept, capped = self._plan(phrases, budget)
-            for rowid, rank in self._rank(" OR ".join(kept), where, params, pool, capped, budget, query):
+            weights = INTRO_COLUMN_WEIGHTS if intent.introduction else COLUMN_WEIGHTS
+            for rowid, rank in self._rank(" OR ".join(kept), where, params, pool, capped, budget, query, weights):
                 scores[rowid] = scores.get(rowid, 0.0) - weight * rank
         self._weigh(scores, intent)
         top = sorted(scores.items(), key=lambda item: -item[1])[:k]
@@ -89,15 +113,25 @@ class FtsSearch:
             return
         marks = ", ".join("?" * len(scores))
         sql = (
-            "SELECT f.rowid, f.kind, f.label_list, f.vendor, e.repo FROM entry_filters f "
+            "SELECT f.rowid, f.kind, f.label_list, f.vendor, e.repo, e.date, length(e.paths) FROM entry_filters f "
             f"JOIN entries e ON e.rowid = f.rowid WHERE f.rowid IN ({marks})"
         )
-        for rowid, kind, labels, vendor, repo in self.db.execute(sql, list(scores)):
+        rows = self.db.execute(sql, list(scores)).fetchall()
+        dates = sorted(r[5] for r in rows if r[5])
+        order = {d: i / max(1, len(dates) - 1) for i, d in enumerate(dates)}
+        for rowid, kind, labels, vendor, repo, when, breadth in rows:
             factor = 1.0
             if kind in ("card", "doc"):
                 factor *= intent.card_factor
-            elif intent.intro_boost and '"git:adds-kernel-files"' in labels:
-                factor *= 1.0 + intent.intro_boost
+            elif intent.introduction:
+                if '"git:adds-kernel-files"' in labels:
+                    factor *= 1.0 + intent.intro_boost
+                if when:  # the older of two close candidates is likelier the one that introduced it
+                    factor *= 1.0 + DATE_BOOST * (1.0 - order[when])
+            if intent.history and '"git:mechanical"' in labels:
+                factor *= MECHANICAL_FACTOR
+            if kind not in ("card", "doc") and breadth and breadth > BREADTH_FROM:
+                factor /= 1.0 + BREADTH_PENALTY * math.log2(breadth / BREADTH_FROM)
             if intent.vendor and vendor == intent.vendor:
                 factor *= 1.0 + VENDOR_BOOST
             if intent.repo and repo and repo.lower().rsplit("/", 1)[-1].replace("-", "_") == intent.repo.replace("-", "_"):
@@ -131,20 +165,22 @@ class FtsSearch:
         return self._df[phrase]
 
     def _rank(
-        self, expression: str, where: str, params: list[str], limit: int, capped: bool, budget: int, query: str
+        self, expression: str, where: str, params: list[str], limit: int, capped: bool, budget: int, query: str,
+        weights: tuple[float, ...] = COLUMN_WEIGHTS,
     ) -> list[tuple[int, float]]:
         """(rowid, bm25) of the best `limit` rows; joins entries only when a filter needs it."""
         join = "JOIN entry_filters e ON e.rowid = entries_fts.rowid " if where else ""
         if capped:
             sql = (
-                f"SELECT entries_fts.rowid, bm25(entries_fts, {', '.join(map(str, COLUMN_WEIGHTS))}) "
+                f"SELECT entries_fts.rowid, {rank_function(weights)} "
                 f"FROM entries_fts {join}WHERE entries_fts MATCH ? {where} ORDER BY entries_fts.rowid DESC LIMIT ?"
             )
             rows = self._execute(sql, [expression, *params, budget], query)
             return sorted(rows, key=lambda row: row[1])[:limit]
         sql = (
             f"SELECT entries_fts.rowid, rank FROM entries_fts {join}"
-            f"WHERE entries_fts MATCH ? AND rank MATCH '{RANK}' {where} ORDER BY rank LIMIT ?"
+            f"WHERE entries_fts MATCH ? AND rank MATCH '{rank_function(weights).replace('entries_fts, ', '')}' {where} "
+            "ORDER BY rank LIMIT ?"
         )
         return self._execute(sql, [expression, *params, limit], query)
 

@@ -23,7 +23,7 @@ from kloop.wiki.search import FtsSearch
 
 BUSY_TIMEOUT_MS = 10_000
 _COLUMNS = (
-    "id, kind, title, labels, body, paths, excerpt, vendor, confidence, repo, commit_sha, pr, date, "
+    "id, kind, title, labels, body, paths, added, excerpt, vendor, confidence, repo, commit_sha, pr, date, "
     "captured_at, label_list, source_json, entry_json"
 )
 
@@ -42,6 +42,8 @@ def entry_labels(entry: WikiEntry) -> list[str]:
     labels += [f"arch:{a}" for a in entry.arch] or ["arch:none"]
     if entry.stats.get("added_files"):
         labels.append("git:adds-kernel-files")
+    if entry.stats.get("mechanical"):
+        labels.append("git:mechanical")
     return list(dict.fromkeys(labels))
 
 
@@ -50,7 +52,8 @@ def _row(entry: WikiEntry) -> tuple[object, ...]:
     paths = entry.path_terms or "\n".join(entry.source.paths)
     src = entry.source
     return (
-        entry.id, entry.kind.value, entry.title, labels, entry.body, paths, entry.excerpt, entry.vendor.value,
+        entry.id, entry.kind.value, entry.title, labels, entry.body, paths, entry.added_terms, entry.excerpt,
+        entry.vendor.value,
         entry.confidence.value, src.repo, src.commit, src.pr, src.date, entry.captured_at,
         json.dumps(entry_labels(entry)), src.model_dump_json(exclude_none=True), entry.model_dump_json(),
     )
@@ -109,7 +112,7 @@ class WikiStore:
         rows = [_row(e) for e in entries]
         if not rows:
             return 0
-        marks = ", ".join("?" * 17)
+        marks = ", ".join("?" * 18)
         if replace:
             updates = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS.split(", ")[1:])
             sql = f"INSERT INTO entries({_COLUMNS}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates}"
