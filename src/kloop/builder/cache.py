@@ -35,7 +35,9 @@ def _canonical_spec(spec: Any) -> dict[str, Any]:
     """The parts of a BuildSpec that change the built artifacts.
 
     Left out: the entry symbol and destination passing (read when loading, not compiling: a
-    candidate that only renames its entry reuses the build) and target_hardware (advisory).
+    candidate that only renames its entry reuses the build), target_hardware (advisory) and the
+    declared binding: the builder's fingerprint carries the binding it resolves to, so
+    `binding: null` and `binding: torch` (the same build) share one key.
     """
     def plain(value: Any) -> Any:
         return getattr(value, "value", value)
@@ -43,7 +45,6 @@ def _canonical_spec(spec: Any) -> dict[str, Any]:
     return {
         "language": plain(spec.language),
         "entry_file": spec.entry_point.split("::")[0],
-        "binding": plain(spec.binding),
         "dependencies": sorted(spec.dependencies or []),
     }
 
@@ -52,8 +53,6 @@ def cache_key(solution: Any, *, kind: str, arch: str, toolchain: dict[str, str])
     """sha256 over sources, spec, language, toolchain versions, device arch and compile flags.
 
     Names, authors and descriptions are left out: renaming a solution does not rebuild it.
-    (The extension builder's fingerprint resolves the binding, so `binding: null` and
-    `binding: torch` differ here but build the same way; that only costs one extra build.)
     """
     sources = sorted((src.path, hashlib.sha256(src.content.encode()).hexdigest()) for src in solution.sources)
     material = {

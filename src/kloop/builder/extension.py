@@ -73,6 +73,21 @@ def binding_of(solution: Any) -> str:
     return "tvm-ffi" if uses_tvm_ffi else "torch"
 
 
+def build_flags(solution: Any) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(host, device, link) flags exactly as the build passes them, for the binding it resolves to.
+
+    One table per binding (`FLAGS` here, `tvm_ffi_binding.BACKENDS`), plus the link flags of the
+    declared dependencies on both paths. The cache key hashes this same tuple.
+    """
+    language = str(getattr(solution.spec.language, "value", solution.spec.language))
+    deps = tuple(flag for dep in solution.spec.dependencies for flag in DEPENDENCY_LDFLAGS.get(dep.lower(), ()))
+    if binding_of(solution) == "tvm-ffi":
+        _, host, device, link = tvm_ffi_binding.BACKENDS[language]
+    else:
+        host, device, link = FLAGS[language]
+    return host, device, (*link, *deps)
+
+
 def compile_error_summary(output: str, staging: Path, *, max_lines: int = 12) -> str:
     """The compiler's first error lines (with a little context), paths made relative to the solution."""
     text = output.replace(str(staging / "src") + "/", "").replace(str(staging) + "/", "")
@@ -141,7 +156,7 @@ class TorchExtensionBuilder:
     def fingerprint(self, solution: Any, kind: DeviceKind, arch: str) -> dict[str, str]:
         language = str(getattr(solution.spec.language, "value", solution.spec.language))
         compiler = COMPILER_OF[language]
-        host, device, link = FLAGS[language]
+        host, device, link = build_flags(solution)
         binding = binding_of(solution)
         extra = tvm_ffi_binding.fingerprint() if binding == "tvm-ffi" else {}
         return {"python": sys.version.split()[0], "torch": python_package_version("torch") or "-",
@@ -186,7 +201,8 @@ class TorchExtensionBuilder:
         try:
             with _environ(**env):
                 if binding == "tvm-ffi":
-                    so_path = tvm_ffi_binding.compile_module(language, compiled, entry_dir / "src", build_dir, module_name)
+                    so_path = tvm_ffi_binding.compile_module(language, compiled, entry_dir / "src", build_dir, module_name,
+                                                             build_flags(solution))
                 else:
                     so_path = self._torch_compile(solution, language, compiled, entry_dir, module_name)
         except (RuntimeError, OSError, ImportError, subprocess.CalledProcessError) as exc:
@@ -201,10 +217,9 @@ class TorchExtensionBuilder:
         """torch.utils.cpp_extension.load into `entry_dir/build`; returns the shared object's path."""
         from torch.utils.cpp_extension import load
 
-        host, device, link = FLAGS[language]
-        ldflags = [flag for dep in solution.spec.dependencies for flag in DEPENDENCY_LDFLAGS.get(dep.lower(), ())]
+        host, device, link = build_flags(solution)
         load(name=module_name, sources=[str(p) for p in compiled], extra_cflags=list(host),
-             extra_cuda_cflags=list(device), extra_ldflags=[*link, *ldflags],
+             extra_cuda_cflags=list(device), extra_ldflags=list(link),
              extra_include_paths=[str(entry_dir / "src")], build_directory=str(entry_dir / "build"),
              with_cuda=language != "cpp", verbose=False)
         return str(entry_dir / "build" / f"{module_name}.so")

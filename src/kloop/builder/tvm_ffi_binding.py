@@ -19,11 +19,11 @@ from kloop.device.tools import python_package_version
 
 PACKAGE = "apache-tvm-ffi"
 
-# language -> (tvm-ffi backend, cxx flags, device flags)
-BACKENDS: dict[str, tuple[str | None, tuple[str, ...], tuple[str, ...]]] = {
-    "cpp": (None, ("-O3", "-fopenmp"), ()),
-    "cuda": ("cuda", ("-O3",), ("-O3", "-lineinfo")),
-    "hip": ("hip", ("-O3",), ("-O3",)),
+# language -> (tvm-ffi backend, cxx flags, device flags, link flags); data so the cache key includes it
+BACKENDS: dict[str, tuple[str | None, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "cpp": (None, ("-O3", "-fopenmp"), (), ("-fopenmp",)),
+    "cuda": ("cuda", ("-O3",), ("-O3", "-lineinfo"), ()),
+    "hip": ("hip", ("-O3",), ("-O3",), ()),
 }
 
 
@@ -44,15 +44,21 @@ def fingerprint() -> dict[str, str]:
     return {"tvm_ffi": python_package_version("tvm-ffi") or "-"}
 
 
-def compile_module(language: str, sources: list[Path], include_dir: Path, build_dir: Path, module_name: str) -> str:
-    """Build the shared object; returns its path. Raises whatever the compiler step raises."""
+def compile_module(language: str, sources: list[Path], include_dir: Path, build_dir: Path, module_name: str,
+                   flags: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]) -> str:
+    """Build the shared object with (cxx, device, link) `flags`; returns its path.
+
+    The flags come from `extension.build_flags` (this table plus dependency link flags), the same
+    tuple the cache key hashes. Raises whatever the compiler step raises.
+    """
     import tvm_ffi.cpp
 
-    backend, cxx, device = BACKENDS[language]
+    backend = BACKENDS[language][0]
+    cxx, device, link = flags
     cpp_files = [str(p) for p in sources if p.suffix in (".cpp", ".cc", ".cxx", ".c")]
     cuda_files = [str(p) for p in sources if p.suffix in (".cu", ".hip")]
     return tvm_ffi.cpp.build(module_name, cpp_files=cpp_files, cuda_files=cuda_files, extra_cflags=list(cxx),
-                             extra_cuda_cflags=list(device), extra_ldflags=["-fopenmp"] if language == "cpp" else [],
+                             extra_cuda_cflags=list(device), extra_ldflags=list(link),
                              extra_include_paths=[str(include_dir)], build_directory=str(build_dir), backend=backend)
 
 
