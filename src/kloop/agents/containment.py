@@ -35,6 +35,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from types import ModuleType
 
 __all__ = ["REPORT_PREFIX", "contain", "default_protected", "mechanisms", "package_digest", "parse_report"]
 
@@ -188,6 +189,19 @@ def _apply_namespace(writable: list[str], protected: list[str]) -> None:
             _set_readonly(libc, path, True)
 
 
+def _landlock() -> ModuleType:
+    """kloop.verify.landlock loaded from its file alone: the helper runs before every agent command
+    and must neither pay for nor depend on the verifier package's imports (pydantic, schemas)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "verify" / "landlock.py"
+    spec = importlib.util.spec_from_file_location("kloop_contain_landlock", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _drop_capabilities() -> bool:
     """Empty the bounding, ambient and inheritable sets: the exec'd agent starts with no capabilities."""
     libc = _libc()
@@ -231,8 +245,7 @@ def _main(args: list[str]) -> int:
         ran.append("mount-namespace")
         with contextlib.suppress(OSError):  # the inherited cwd still points below the new mounts
             os.chdir(os.getcwd())
-    from kloop.verify import landlock
-
+    landlock = _landlock()
     devices = [d for d in _DEVICES if os.path.exists(d)]
     # Landlock has no deny rule: a protected path inside a writable one is carved out by granting
     # the writable root's other entries one by one, which leaves its top level unwritable. Where

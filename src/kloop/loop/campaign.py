@@ -35,6 +35,8 @@ from kloop.loop.stopping import (
 )
 from kloop.loop.summary import Summary, build_summary, tested_hypotheses, write_summary
 from kloop.loop.workspace import Workspace
+from kloop.skills import install as install_skills
+from kloop.skills import target_for_agent
 from kloop.task.load import load_task, write_solution_dir
 from kloop.verify.result import VerifyResult
 
@@ -74,6 +76,9 @@ class Campaign:
         baseline = paths.sealed / "baseline"
         if not baseline.is_dir():  # the definition's reference is the baseline
             baseline = write_solution_dir(load_task(seal.pristine).baseline_or_reference(), paths.private / "reference")
+        target = target_for_agent(config.writer)
+        if target is not None:  # the writer's CLI finds verify/profile/wiki/loop skills in its project
+            install_skills(target, paths.workspace)
         workspace = Workspace(paths.workspace)
         workspace.create(baseline, {})
         remove_tree(paths.private / "reference")

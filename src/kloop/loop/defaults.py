@@ -5,18 +5,26 @@ from __future__ import annotations
 from kloop.loop.config import RunConfig
 from kloop.loop.services import Services
 
+MODEL_KINDS = ("claude", "codex", "kimi", "openai")
+"""Writer kinds driven by a model: the same agent also plays the researcher (offline kinds do not)."""
+
 
 def default_services(config: RunConfig) -> Services:
     """Agents from the specs, the real verifier (with warm spare sandboxes), wiki, profiler, ceiling."""
     from kloop.agents import get_agent
+    from kloop.agents.containment import package_digest
+    from kloop.agents.registry import parse_spec
     from kloop.agents.tuner import TunerAgent
     from kloop.loop.ceiling import DeviceCeiling
     from kloop.loop.progress import default_progress
     from kloop.loop.services import KernelWiki, VendorProfiler
     from kloop.loop.verifier import KloopVerifier
 
+    writer = get_agent(config.writer, where="--writer")
     return Services(
-        writer=get_agent(config.writer, where="--writer"),
+        writer=writer,
+        researcher=writer if parse_spec(config.writer)[0] in MODEL_KINDS else None,
+        kloop_digest=package_digest,
         reviewer=get_agent(config.reviewer, where="--reviewer"),
         tuner=TunerAgent(budget=config.tune_budget),
         verifier=KloopVerifier(config.device, {"prestart": True, **config.verify}),

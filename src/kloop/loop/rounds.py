@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,14 @@ from kloop.loop.state import RoundState, clear_round, crash_point, save_round
 from kloop.loop.stopping import Blocked
 from kloop.task.tunables import first_values, instantiate_dir, read_space
 from kloop.verify.result import VerifyResult
+
+
+KLOOP_CHANGED = "kloop's own package files changed"
+
+
+def _kloop_changed(digest: Callable[[], str] | None, before: str | None, during: str) -> list[str]:
+    """The integrity problem when kloop's installed package no longer hashes as it did."""
+    return [] if digest is None or digest() == before else [f"{KLOOP_CHANGED} during {during}"]
 
 
 def bar_of(best: CandidateRecord) -> float:
@@ -101,6 +110,8 @@ class RoundRunner:
         self._step(state, "prepare")
         self.prepare(state)
         started = self.clock.now()
+        digest = self.ctx.services.kloop_digest  # kloop's own files: a writer past containment must not count
+        kloop_before = digest() if digest else None
         art = self.paths.round_dir(number)
         art.mkdir(parents=True, exist_ok=True)
         self._step(state, "writer")
@@ -116,12 +127,14 @@ class RoundRunner:
         self._step(state, "integrity")
         trusted = self.lineage.sealed()
         attempt.integrity = self.seal.guard_problems(trusted) + self.seal.problems(trusted)
+        attempt.integrity += _kloop_changed(digest, kloop_before, "the writer's turn")
         if self._verifiable(attempt):
             self._step(state, "verify")
             self._verify(number, art, attempt)
             crash_point("after_verify", number)
             self._step(state, "review")
             self._review(number, inp, art, attempt)
+            attempt.integrity += _kloop_changed(digest, kloop_before, "the review")
             crash_point("after_review", number)
         self._step(state, "gate")
         record = self._record(number, inp, attempt, started)
@@ -130,6 +143,9 @@ class RoundRunner:
         self._step(state, "finish")
         self.finish(state)
         crash_point("after_finish", number)
+        if any(problem.startswith(KLOOP_CHANGED) for problem in attempt.integrity):
+            raise Blocked(f"round {number}: {KLOOP_CHANGED}; every later verdict would be suspect: "
+                          "reinstall kloop, then `kloop run --resume`")
         return record
 
     def prepare(self, state: RoundState) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kloop.errors import BadInput
 
-__all__ = ["TARGETS", "install", "shipped_skills"]
+__all__ = ["TARGETS", "install", "shipped_skills", "target_for_agent"]
 
 TARGETS: dict[str, Path] = {
     "claude": Path(".claude/skills"),
@@ -25,6 +25,9 @@ TARGETS: dict[str, Path] = {
     "agents": Path(".agents/skills"),
 }
 """Project-level skill folder of each target agent, relative to the project (workspace) root."""
+
+AGENT_TARGETS = {"claude": "claude", "codex": "codex", "kimi": "kimi"}
+"""Writer kind -> skills target the loop installs into the workspace (`openai:` has its tools built in)."""
 
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 
@@ -61,3 +64,8 @@ def install(target: str, directory: Path) -> list[Path]:
         shutil.copytree(skill, dest, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
         written.append(dest / "SKILL.md")
     return written
+
+
+def target_for_agent(spec: str) -> str | None:
+    """The skills target for an agent spec (`claude`, `codex:...`), None for kinds without a skill loader."""
+    return AGENT_TARGETS.get(spec.partition(":")[0].strip())

@@ -1,5 +1,8 @@
 """research: check the baseline, search the wiki, profile the baseline, write notes/plan.md.
 
+With a researcher agent (a model-driven writer kind plays it) the agent writes the plan from
+the same inputs, starting from kloop's template; when it fails, the template is the plan.
+
 The plan is frozen (committed, its hash kept, the baseline recorded as round 0) when research
 ends, or only after `kloop approve` under `--gate plan`. A run without a research stage gets
 the same plan without the baseline check (`ensure_plan`).
@@ -8,13 +11,19 @@ the same plan without the baseline check (`ensure_plan`).
 from __future__ import annotations
 
 import hashlib
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kloop.agents.base import Agent, AgentRequest, AgentStatus, Role
 from kloop.loop.config import Stage
 from kloop.loop.context import RunContext
 from kloop.loop.lineage import CandidateRecord
 from kloop.loop.plan import plan_markdown
+from kloop.loop.prompts import researcher_prompt
+from kloop.loop.services import call_agent
 from kloop.loop.stopping import AwaitingApproval, Blocked
+from kloop.verify.result import VerifyResult
 
 if TYPE_CHECKING:
     from kloop.loop.stages import StageHost
@@ -53,9 +62,54 @@ class Research:
         if digest:
             (art / "profile-digest.md").write_text(digest, encoding="utf-8")
         plan = plan_markdown(ctx.task, ctx.config, check, hits, digest)
-        (ctx.workspace.notes / "plan.md").write_text(plan, encoding="utf-8")
-        ctx.workspace.commit_round(0, "research: plan")
+        (ctx.workspace.notes / "plan.md").write_text(plan, encoding="utf-8")  # the fallback, and the start
+        author = "template"
+        if services.researcher is not None:
+            services.progress.update(stage="research", step="researcher")
+            author = agent_plan(ctx, services.researcher, art, plan, check, hits, digest)
+        ctx.lineage.set_meta("plan_author", author)
+        ctx.workspace.commit_round(0, f"research: plan ({author})")
         ctx.lineage.set_meta("plan_written", True)
+
+
+def agent_plan(ctx: RunContext, agent: Agent, art: Path, template: str, check: VerifyResult,
+               hits: list[str], digest: str | None) -> str:  # fmt: skip
+    """Let the researcher agent write notes/plan.md; kloop's template stays when it fails.
+
+    The researcher may change notes/ only; anything else, a missing or empty plan, or a call that
+    did not complete puts the workspace and sealed/ back and keeps the template. Returns who wrote
+    the plan (`researcher` or `template`); artifacts/research/researcher.json says why.
+    """
+    baseline = f"{check.status.value}; " + ("; ".join(check.reasons[:3]) or "all checks passed")
+    prompt = researcher_prompt(ctx.task.name, ctx.task.description, baseline, template, digest, hits)
+    (art / "researcher-prompt.md").write_text(prompt, encoding="utf-8")
+    before = ctx.workspace.fingerprint()
+    request = AgentRequest(role=Role.researcher, prompt=prompt, workspace=ctx.workspace.root, round=0,
+                           time_limit_s=ctx.config.agent_time_limit_s, cost_limit_usd=ctx.config.cost_limit_usd,
+                           artifacts_dir=art)  # fmt: skip
+    result = call_agent(agent, request)
+    plan_path = ctx.workspace.notes / "plan.md"
+    problems = ctx.workspace.violations(before)
+    problems += [f"changed {p} (the researcher writes notes/ only)" for p in ctx.workspace.changed_paths()
+                 if not p.startswith("notes/")]  # fmt: skip
+    problems += ctx.seal.problems(ctx.lineage.sealed())
+    problems += [f"refused: {d}" for d in result.permission_denials]
+    if result.status is not AgentStatus.completed:
+        problems.append(f"{result.status.value}: {result.final_message[:300]}")
+    text = plan_path.read_text(encoding="utf-8", errors="replace") if plan_path.is_file() else ""
+    if not text.strip() or text == template:
+        problems.append("notes/plan.md was not written")
+    record = {"status": result.status.value, "used": not problems, "problems": problems,
+              "tokens": result.tokens, "cost_usd": result.cost_usd,
+              "transcript": str(result.transcript_path) if result.transcript_path else None}  # fmt: skip
+    (art / "researcher.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
+    if not problems:
+        return "researcher"
+    ctx.workspace.reset_to(ctx.workspace.head(), ctx.paths.git_pristine)
+    if ctx.seal.problems(ctx.lineage.sealed()):
+        ctx.seal.restore(ctx.lineage.sealed())
+    plan_path.write_text(template, encoding="utf-8")
+    return "template"
 
 
 def require_approval(ctx: RunContext) -> None:
