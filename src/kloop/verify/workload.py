@@ -63,7 +63,8 @@ class WorkloadJudge:
         up = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
               for k, v in inputs.items()}  # fmt: skip
         outs: dict[str, Any] | None = None
-        for candidate_inputs in (up, inputs):
+        # the definition may opt out (`kloop.reference_float64: false`), e.g. a reference whose float64 path differs
+        for candidate_inputs in (up, inputs) if self.definition.settings.reference_float64 else (inputs,):
             try:
                 with torch.no_grad():
                     result = outputs_as_dict(self.definition, self.reference(*candidate_inputs.values()))
