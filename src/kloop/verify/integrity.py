@@ -33,19 +33,31 @@ def task_files(task: Task) -> list[Path]:
     return files
 
 
-def task_fingerprint(task: Task) -> str:
-    """One sha256 over the task files' paths and contents."""
+def file_hashes(task: Task) -> dict[Path, str]:
+    """sha256 of every task file, read once: the fingerprint and the manifest check share them."""
+    return {path.resolve(): sha256_file(path) for path in task_files(task)}
+
+
+def task_fingerprint(task: Task, hashes: dict[Path, str] | None = None) -> str:
+    """One sha256 over the task files' paths and contents (`hashes` when already computed)."""
+    hashes = file_hashes(task) if hashes is None else hashes
     digest = hashlib.sha256()
-    for path in task_files(task):
-        digest.update(str(path).encode() + b"\0" + sha256_file(path).encode())
+    for path, sha in hashes.items():
+        digest.update(str(path).encode() + b"\0" + sha.encode())
     return digest.hexdigest()
 
 
-def verify_integrity(task: Task, manifest: dict[str, str] | None, book: CheckBook) -> None:
-    """Compare the task root against `manifest`; without one, record the fingerprint."""
+def verify_integrity(task: Task, manifest: dict[str, str] | None, book: CheckBook) -> str:
+    """Compare the task root against `manifest` (or record the fingerprint); return the fingerprint.
+
+    Each task file is read and hashed once here; the caller compares the returned fingerprint
+    with a fresh one after the candidate ran.
+    """
+    hashes = file_hashes(task)
+    fingerprint = task_fingerprint(task, hashes)
     if manifest is None:
-        book.passed("integrity", f"no sealed manifest given; task fingerprint {task_fingerprint(task)[:16]}")
-        return
+        book.passed("integrity", f"no sealed manifest given; task fingerprint {fingerprint[:16]}")
+        return fingerprint
     root = task.root.resolve()
     bad: list[str] = []
     for relpath, expected in sorted(manifest.items()):
@@ -54,9 +66,10 @@ def verify_integrity(task: Task, manifest: dict[str, str] | None, book: CheckBoo
             bad.append(f"{relpath} (outside the task)")
         elif not path.is_file():
             bad.append(f"{relpath} (missing)")
-        elif sha256_file(path) != expected.lower():
+        elif (hashes.get(path) or sha256_file(path)) != expected.lower():
             bad.append(f"{relpath} (changed)")
     if bad:
         book.failed("integrity", f"sealed files differ: {', '.join(bad[:5])}")
     else:
         book.passed("integrity", f"{len(manifest)} sealed files match")
+    return fingerprint

@@ -55,8 +55,7 @@ class Verification:
     def run(self) -> VerifyResult:
         from kloop.verify.integrity import task_fingerprint, verify_integrity
 
-        verify_integrity(self.task, self.options.expected_manifest, self.book)
-        before = task_fingerprint(self.task)
+        before = verify_integrity(self.task, self.options.expected_manifest, self.book)  # hashes the task once
         self.candidate = self._sandbox("candidate")
         if self._wants_speedup():
             self.base_box = self._sandbox("baseline")
