@@ -266,7 +266,8 @@ class RoundRunner:
             attempt.reviewer_problem = "no verdict JSON in the reviewer's answer"
         attempt.verdict = result.verdict
         payload = {"verdict": result.verdict.model_dump() if result.verdict else None,
-                   "status": result.status.value, "full_review": inp.full_review, "problem": attempt.reviewer_problem}
+                   "status": result.status.value, "full_review": inp.full_review, "problem": attempt.reviewer_problem,
+                   "permission_denials": result.permission_denials}  # what the read-only reviewer was refused
         (art / "review.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
 
     def _record(self, number: int, inp: RoundInput, attempt: Attempt, started: float) -> CandidateRecord:
