@@ -109,7 +109,7 @@ def test_openai_writer_is_accepted_and_openai_reviewer_is_read_only(tmp_path: Pa
     assert [d.split(":")[0] for d in review["permission_denials"]] == ["write_file"]
     assert (tmp_path / "run" / "workspace" / "solution" / "main.py").read_text() == VECTORIZED
     assert "untrusted-writer-claim" in review_prompt and "expect 2x" in review_prompt
-    for line in ("# kloop round 1", "## Rules (set by kloop", "## Goal"):  # the writer's instructions stay its own
+    for line in ("# kloop round 1", "## Rules (set by kloop", "End with a claim"):  # the writer's instructions stay its own
         assert line in writer_prompt and line not in review_prompt
 
 
