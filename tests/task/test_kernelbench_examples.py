@@ -1,0 +1,53 @@
+"""The shipped KernelBench examples load, keep their licence, and their baselines verify."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kloop.task.load import load_task
+
+ROOT = Path(__file__).resolve().parents[2]
+KLOOP = ROOT / ".venv" / "bin" / "kloop"
+HERE = ROOT / "examples" / "kernelbench"
+NAMES = [line.split()[0] for line in (HERE / "make.sh").read_text().split("<<'LIST'\n")[1].split("LIST")[0].splitlines()]
+
+
+def test_every_example_loads_and_names_its_kernelbench_source() -> None:
+    assert 5 <= len(NAMES) <= 8
+    assert "MIT License" in (HERE / "problems" / "LICENSE").read_text()
+    levels = set()
+    for name in NAMES:
+        task = load_task(HERE / name)
+        assert task.baseline is not None and task.definition.name == f"kb_{name}"
+        assert "KernelBench" in task.definition.description
+        levels.add(next(p.name.split("_")[0] for p in (HERE / "problems").glob("level*")
+                        if p.name.split("_", 1)[1].split(".")[0] in task.definition.description))  # fmt: skip
+    assert levels == {"level1", "level2", "level3"}
+
+
+def _verify(task: Path, solution: Path) -> dict:
+    proc = subprocess.run([str(KLOOP), "verify", str(task), str(solution), "--no-timing", "--json", "-"],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+def test_a_real_kernelbench_baseline_verifies_from_the_checkout() -> None:
+    verdict = _verify(HERE / "cross_entropy", HERE / "cross_entropy" / "baseline")
+    assert verdict["status"] == "PASSED" and len(verdict["workloads"]) >= 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_every_example_baseline_verifies(name: str) -> None:
+    assert _verify(HERE / name, HERE / name / "baseline")["status"] == "PASSED"
+
+
+@pytest.mark.slow
+def test_the_worked_solution_with_parameters_verifies() -> None:
+    task = HERE / "conv2d_relu_biasadd"
+    assert _verify(task, task / "solutions" / "python_functional")["status"] == "PASSED"
