@@ -14,8 +14,8 @@ import pytest
 
 from kloop.errors import BadInput
 from kloop.task import kb_source
-from kloop.task.kernelbench import DEFAULT_MEMORY_MB, import_kernelbench
 from kloop.task.kb_memory import footprint
+from kloop.task.kernelbench import DEFAULT_MEMORY_MB, import_kernelbench
 
 ROOT = Path(__file__).resolve().parents[2]
 KLOOP = ROOT / ".venv" / "bin" / "kloop"
