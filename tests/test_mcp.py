@@ -61,3 +61,45 @@ def test_verify_and_profile_over_stdio(tmp_path: Path, shared_fixtures: Path) ->
     _, (verify, profile) = anyio.run(_session, tmp_path, calls)
     assert not verify.is_error and '"status": "PASSED"' in _text(verify)
     assert not profile.is_error and "next edit" in _text(profile).lower()
+
+
+def _claude() -> Path | None:
+    from kloop.agents.cli_process import find_program
+
+    found = find_program("claude", "KLOOP_CLAUDE_BIN")
+    return Path(found) if found else None
+
+
+@pytest.mark.skipif(_claude() is None, reason="claude CLI missing: run scripts/agent-clis.sh (setup does)")
+def test_claude_code_sees_the_skills_and_calls_kloop_over_mcp(tmp_path: Path) -> None:
+    """A real agent: Claude Code finds the installed skills and uses `kloop mcp` (only the model is scripted)."""
+    import json
+    import os
+    import subprocess
+
+    from kloop.agents.scripted_server import ScriptedServer, call, text
+    from kloop.mcp import client_config
+    from kloop.skills import install
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    install("claude", ws)
+    config = client_config(env={"KLOOP_HOME": str(home / "kloop")}, wiki_db=tmp_path / "wiki.sqlite")
+    steps = [call("WaitForMcpServers"), call("mcp__kloop__wiki_search", query="lds bank conflicts", k=2), text("ok")]
+    with ScriptedServer(steps) as srv:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "ANTHROPIC_BASE_URL": srv.base_url,
+               "ANTHROPIC_API_KEY": "scripted", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+               "DISABLE_AUTOUPDATER": "1"}  # fmt: skip
+        argv = [str(_claude()), "-p", "look up LDS bank conflicts", "--output-format", "stream-json", "--verbose",
+                "--no-session-persistence", "--mcp-config", json.dumps(config), "--strict-mcp-config",
+                "--allowedTools", "mcp__kloop__wiki_search"]  # fmt: skip
+        subprocess.run(argv, cwd=ws, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        calls = srv.model_calls("anthropic")
+    assert calls, "Claude Code never called the scripted model"
+    first = json.dumps(calls[0].body)
+    assert all(name in first for name in ("kloop-verify", "kloop-profile", "kloop-wiki", "kloop-loop"))
+    results = [part for m in calls[-1].body["messages"] if isinstance(m.get("content"), list)
+               for part in m["content"] if part.get("type") == "tool_result"]  # fmt: skip
+    wiki = json.dumps(results[-1])
+    assert "card/" in wiki and "untrusted-upstream-text" in wiki, wiki[:500]

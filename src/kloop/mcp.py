@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-__all__ = ["build_server", "register", "serve"]
+__all__ = ["build_server", "client_config", "register", "serve", "server_argv"]
 
 INSTRUCTIONS = (
     "kloop: verify a kernel solution with a hermetic verifier, diagnose profiler reports, and search "
@@ -76,6 +76,24 @@ def build_server(wiki_db: Path | None = None) -> Any:
         return kloop_tools.wiki_show(entry_id, db=wiki_db)
 
     return server
+
+
+def server_argv(wiki_db: Path | None = None) -> list[str]:
+    """The command that starts `kloop mcp` with this very interpreter (no PATH lookup)."""
+    import sys
+
+    args = ["mcp", "--db", str(wiki_db)] if wiki_db else ["mcp"]
+    code = f"import sys; from kloop.cli import main; sys.exit(main({args!r}))"
+    return [sys.executable, "-c", code]
+
+
+def client_config(env: dict[str, str] | None = None, wiki_db: Path | None = None) -> dict[str, Any]:
+    """`{"mcpServers": {"kloop": ...}}`, the JSON Claude Code's `--mcp-config` (and most clients) read."""
+    command, *args = server_argv(wiki_db)
+    entry: dict[str, Any] = {"command": command, "args": args}
+    if env:
+        entry["env"] = env
+    return {"mcpServers": {"kloop": entry}}
 
 
 def serve(wiki_db: Path | None = None) -> None:
