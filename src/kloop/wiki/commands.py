@@ -46,20 +46,66 @@ def ingest_git(
     globs = [g.strip() for item in paths or [] for g in item.split(",") if g.strip()]
     with _store(db) as store, live(f"ingesting the history of {path}", enabled=wanted(as_json)):
         report = GitIngester(store).ingest(path, repo=repo, since=since, paths=globs)
-    summary = {
+    typer.echo(json.dumps(_summary(report)) if as_json else _line(report))
+
+
+def _summary(report) -> dict[str, object]:  # report: IngestReport
+    return {
         "repo": report.repo, "head": report.head, "commits_seen": report.commits_seen,
         "entries_added": report.entries_added, "skipped_non_kernel": report.skipped_non_kernel,
-        "skipped_known": report.skipped_known, "seconds": round(report.seconds, 3),
+        "skipped_known": report.skipped_known, "skipped_unreadable": report.skipped_unreadable,
+        "diff_missing": report.diff_missing, "seconds": round(report.seconds, 3),
         "commits_per_s": round(report.commits_per_s, 1),
     }
-    if as_json:
-        typer.echo(json.dumps(summary))
-        return
-    typer.echo(
+
+
+def _line(report) -> str:
+    unreadable = ""
+    if report.skipped_unreadable or report.diff_missing:
+        unreadable = (f", {report.diff_missing} kept from their message alone (diff unreadable), "
+                      f"{report.skipped_unreadable} unreadable and skipped")
+    return (
         f"{report.repo}: {report.commits_seen} commits read, {report.entries_added} entries added, "
-        f"{report.skipped_non_kernel} without kernel changes, {report.skipped_known} already known "
+        f"{report.skipped_non_kernel} without kernel changes, {report.skipped_known} already known{unreadable} "
         f"({report.seconds:.2f}s, {report.commits_per_s:.0f} commits/s)"
     )
+
+
+@app.command("build")
+def build(
+    clones_dir: Annotated[Path, typer.Argument(help="A folder holding clones (aiter/, composable_kernel/, cutlass/...).")],
+    preset: Annotated[str, typer.Option("--preset", help="amd or nvidia: which known repositories to ingest.")],
+    topics: Annotated[bool, typer.Option("--topics/--no-topics", help="Rebuild the topic pages afterwards.")] = True,
+    db: DbOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Ingest every known repository of a preset found in CLONES_DIR, each with its own --paths."""
+    from kloop.wiki.build import build_preset
+    from kloop.wiki.topics import build_topics
+
+    with _store(db) as store:
+        reports = build_preset(store, clones_dir, preset, on_report=None if as_json else lambda r: typer.echo(_line(r)))
+        pages = build_topics(store) if topics else []
+    if as_json:
+        typer.echo(json.dumps({"repos": [_summary(r) for r in reports], "topics": len(pages)}))
+    elif topics:
+        typer.echo(f"{len(pages)} topic pages (kloop wiki topics lists them)")
+
+
+@app.command("topics")
+def topics(db: DbOption = None, as_json: JsonFlag = False) -> None:
+    """(Re)build one timeline page per technique label; read one with `kloop wiki show topic/<technique>`."""
+    from kloop.wiki.topics import build_topics
+
+    with _store(db) as store:
+        pages = build_topics(store)
+    if as_json:
+        typer.echo(json.dumps({"topics": [{"id": p.id, "title": p.title, "commits": len(p.source.paths)} for p in pages]}))
+        return
+    if not pages:
+        typer.echo("no technique labels yet: ingest some git history first")
+    for page in pages:
+        typer.echo(f"{page.id:40} {page.title}")
 
 
 @ingest_app.command("cards")
@@ -119,7 +165,9 @@ def search(
 
 @app.command("show")
 def show(
-    entry_id: Annotated[str, typer.Argument(help="Entry id (a card's bare id works too).")],
+    entry_id: Annotated[
+        str, typer.Argument(help="Entry id; a card's bare id, topic/<technique> or a commit sha (7+ digits) work too.")
+    ],
     follow_sources: Annotated[
         bool, typer.Option("--follow-sources", help="List sources; show the commit from the local clone.")
     ] = False,

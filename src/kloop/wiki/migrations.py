@@ -188,6 +188,11 @@ def m006_paths_column(db: sqlite3.Connection) -> None:
     )
 
 
+def m007_commit_index(db: sqlite3.Connection) -> None:
+    """`kloop wiki show <short sha>` looks entries up by commit prefix."""
+    db.execute("CREATE INDEX entries_commit ON entries(commit_sha)")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("entries", m001_entries),
     ("ingest_state", m002_ingest_state),
@@ -195,6 +200,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("labels_in_row", m004_labels_in_row),
     ("entry_filters", m005_entry_filters),
     ("paths_column", m006_paths_column),
+    ("commit_index", m007_commit_index),
 ]
 
 

