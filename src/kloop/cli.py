@@ -30,6 +30,15 @@ GROUPS = {"task": "kloop.task.commands", "profile": "kloop.profile.commands", "w
           "skills": "kloop.skills.commands"}
 """Sub-command groups: each module defines `app = typer.Typer()`."""
 
+GROUP_HELP = {
+    "task": "Inspect tasks and import KernelBench problems.",
+    "profile": "Profile a kernel, diagnose it (measurement -> mechanism -> fix), compare against a base.",
+    "wiki": "KernelWiki: provenance-tracked kernel knowledge (git history + curated cards).",
+    "skills": "Agent Skills for coding agents: verify, profile, wiki and the loop.",
+}
+"""Each group's one-line help, so `kloop --help` lists the groups without importing them
+(tests/test_cli_startup.py checks it equals each module's own help)."""
+
 TOP_LEVEL = ("kloop.mcp", "kloop.verify.commands", "kloop.device.commands", "kloop.loop.commands", "kloop.route.commands",
              "kloop.export.commands", "kloop.report.commands")
 """Modules whose `register(app)` adds top-level commands (verify, doctor, run, approve, status, tune, route,
@@ -46,9 +55,18 @@ def _import_if_present(module_name: str) -> ModuleType | None:
         raise
 
 
-def _register() -> None:
-    """Attach every capability's commands."""
+def _register(argv: list[str] | None = None) -> None:
+    """Attach every capability's commands; for `kloop GROUP ...` only that group's (fast start-up)."""
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    if words and words[0] in GROUPS:
+        module = _import_if_present(GROUPS[words[0]])
+        if module is not None:
+            app.add_typer(module.app, name=words[0])
+            return
     for name, module_name in GROUPS.items():
+        if not words and name in GROUP_HELP:  # `kloop --help`: list the group, import it only when used
+            app.add_typer(typer.Typer(help=GROUP_HELP[name]), name=name)
+            continue
         module = _import_if_present(module_name)
         if module is not None:
             app.add_typer(module.app, name=name)
@@ -65,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     from kloop.signals import Interrupted, handled
 
-    _register()
+    _register(argv)
     try:
         with handled():
             app(args=argv, prog_name="kloop")

@@ -7,18 +7,26 @@ Public API: `read(path)` (any supported profiler output -> one KernelProfile per
 
 from __future__ import annotations
 
-from kloop.profile.diff import diff_reports
-from kloop.profile.digest import analyze, digest_json, digest_markdown
-from kloop.profile.read import read
-from kloop.profile.schema import (
-    Evidence,
-    Finding,
-    FindingId,
-    KernelProfile,
-    KernelReport,
-    NormalizedMetrics,
-    ProfileDiff,
-)
+import importlib
+from typing import Any
+
+# Names load on first use (PEP 562), so `kloop profile analyze --help` and `kloop --help` stay fast.
+_EXPORTS = {
+    "diff_reports": "kloop.profile.diff", "analyze": "kloop.profile.digest", "digest_json": "kloop.profile.digest",
+    "digest_markdown": "kloop.profile.digest", "read": "kloop.profile.read",
+    **dict.fromkeys(
+        ["Evidence", "Finding", "FindingId", "KernelProfile", "KernelReport", "NormalizedMetrics", "ProfileDiff"],
+        "kloop.profile.schema",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kloop.profile' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "Evidence",

@@ -6,16 +6,25 @@ Importing this package (schema and loaders) does not import torch; `kloop.task.i
 
 from __future__ import annotations
 
-from kloop.task.load import (
-    Task,
-    load_fib_task,
-    load_solution,
-    load_task,
-    load_task_arg,
-    pack_solution,
-    write_solution_dir,
-)
-from kloop.task.schema import Definition, Solution, Trace, Workload
+import importlib
+from typing import Any
+
+# Names load on first use (PEP 562): importing `kloop.task.commands` need not load every schema.
+_EXPORTS = {
+    **dict.fromkeys(
+        ["Task", "load_fib_task", "load_solution", "load_task", "load_task_arg", "pack_solution", "write_solution_dir"],
+        "kloop.task.load",
+    ),
+    **dict.fromkeys(["Definition", "Solution", "Trace", "Workload"], "kloop.task.schema"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kloop.task' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "Definition",
