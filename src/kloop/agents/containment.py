@@ -93,13 +93,15 @@ def contain(
     writable: Iterable[Path],
     protect: Iterable[Path] = (),
     report: bool = False,
-    namespace: bool = True,
+    namespace: bool | None = None,
 ) -> list[str]:
     """The command line that runs `argv` contained: writes only beneath `writable`.
 
     `protect` (plus `default_protected()`) stays read-only even inside a writable path. With
-    `report`, the helper's first stderr line names the layers that ran (`parse_report` reads it). `namespace=False` skips the mount/PID namespace (Landlock and the capability
-    drop still apply), for an agent that must build its own namespaces.
+    `report`, the helper's first stderr line names the layers that ran (`parse_report` reads it).
+    `namespace=None` (the default) uses the mount/PID namespace where the probe (`mechanisms()`)
+    found it working; `False` skips it (Landlock and the capability drop still apply), e.g. for
+    an agent that must build its own namespaces.
     """
     paths = [str(Path(p).resolve()) for p in writable]
     if not paths:
@@ -113,6 +115,8 @@ def contain(
         helper += ["--ro", path]
     if report:
         helper.append("--report")
+    if namespace is None:
+        namespace = "mount-namespace" in mechanisms()
     prefix = _unshare_prefix() if namespace else []
     if prefix:
         helper.append("--in-namespace")
