@@ -22,6 +22,7 @@ from kloop.agents.cli_process import (
     denials_in,
     find_program,
     finish,
+    kloop_mcp_config,
     read_only_role,
 )
 
@@ -43,12 +44,19 @@ class ClaudeAgent(CliAgent):
         if reviewer:
             argv += ["--tools", REVIEWER_TOOLS, "--permission-mode", "default"]
         else:
-            argv += ["--tools", WRITER_TOOLS, "--allowedTools", WRITER_TOOLS, "--permission-mode", "acceptEdits"]
+            allowed = WRITER_TOOLS
+            mcp = kloop_mcp_config()
+            if mcp is not None:  # kloop's verify / profile / wiki tools, as mcp__kloop__*
+                (home / "mcp.json").write_text(json.dumps(mcp), encoding="utf-8")
+                argv += ["--mcp-config", str(home / "mcp.json"), "--strict-mcp-config"]
+                allowed += ",mcp__kloop"
+            argv += ["--tools", WRITER_TOOLS, "--allowedTools", allowed, "--permission-mode", "acceptEdits"]
         if self.endpoint.model:
             argv += ["--model", self.endpoint.model]
         if request.cost_limit_usd is not None:
             argv += ["--max-budget-usd", f"{request.cost_limit_usd:.4f}"]
         extra = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                 "MCP_CONNECTION_NONBLOCKING": "0",  # wait for kloop's MCP server before the first turn
                  "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}
         if self.endpoint.base_url:
             extra["ANTHROPIC_BASE_URL"] = self.endpoint.base_url

@@ -16,6 +16,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from abc import ABC, abstractmethod
@@ -291,6 +292,23 @@ def finish(request: AgentRequest, outcome: CliOutcome, final: str, *, ok: bool, 
 
 
 WRITER_DIRS = ("solution", "notes")
+
+
+def kloop_mcp_config() -> dict[str, Any] | None:
+    """`{"mcpServers": {"kloop": ...}}` starting `kloop mcp` (verify, profile, wiki) for a writer's CLI.
+
+    The wiki is the host's (`--db`, read-only to a contained writer); the server inherits the
+    agent's environment, so its build cache lands in the agent's own home.
+    """
+    exe = Path(sys.executable).with_name("kloop")
+    found = str(exe) if exe.exists() else shutil.which("kloop")
+    if found is None:
+        return None
+    from kloop.wiki import default_db_path
+
+    db = default_db_path()
+    args = ["mcp", *(["--db", str(db)] if db.exists() else [])]
+    return {"mcpServers": {"kloop": {"command": found, "args": args}}}
 
 
 def open_for_writer(workspace: Path) -> None:

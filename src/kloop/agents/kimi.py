@@ -22,6 +22,7 @@ from kloop.agents.cli_process import (
     agent_env,
     denials_in,
     finish,
+    kloop_mcp_config,
     read_only_role,
     tools_prefix,
 )
@@ -73,6 +74,9 @@ class KimiAgent(CliAgent):
         kimi_home.mkdir(parents=True, exist_ok=True)
         (kimi_home / "config.toml").write_text(self.config_toml(), encoding="utf-8")
         argv = [*self.require_program(), "-p", request.prompt, "--output-format", "stream-json"]
+        mcp = None if read_only_role(request) else kloop_mcp_config()
+        if mcp is not None:  # Kimi Code reads MCP servers from its home's mcp.json
+            (kimi_home / "mcp.json").write_text(json.dumps(mcp), encoding="utf-8")
         if read_only_role(request):
             agent_file = home / "kloop-reviewer.md"
             agent_file.write_text(REVIEWER_AGENT, encoding="utf-8")
