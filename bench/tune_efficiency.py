@@ -43,9 +43,9 @@ def record(task_dir: Path, solution_dir: Path, out: Path, also: list[Path] | Non
     """Verify every configuration once and append its measured latencies to `out`."""
     import shutil
 
-    from kloop.agents.tuner import instantiate
     from kloop.route.search import all_configs, read_space
     from kloop.task.load import load_task
+    from kloop.task.tunables import instantiate_dir as instantiate
     from kloop.verify import verify
     from kloop.verify.result import VerifyOptions
 

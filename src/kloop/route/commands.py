@@ -31,7 +31,8 @@ def tune_command(
         speed = f"{e.speedup_geomean:.2f}x" if e.speedup_geomean else "-"
         typer.echo(f"  {e.status:<20} {speed:>8}  {e.config}")
 
-    result = tune(loaded, solution, budget=budget, regime=regime, judge=real_judge({"device": device}), progress=show)
+    result = tune(loaded, solution, budget=budget, regime=regime, judge=real_judge({"device": device}), progress=show,
+                  rule=_gate_rule())
     dump(result, json_out)
     typer.echo(f"{result.strategy} search: {len(result.evaluations)} of {result.space_size} configurations"
                + (f" on regime {result.regime}" if result.regime else ""))
@@ -39,7 +40,19 @@ def tune_command(
         typer.echo("no configuration passed the verifier")
         raise typer.Exit(1)
     verdict = "clears" if result.significant else "does not significantly beat"
-    typer.echo(f"best: {result.best.config} at {result.best.speedup_geomean:.2f}x; {verdict} the default")
+    typer.echo(f"best: {result.best.config} at {result.best.speedup_geomean:.2f}x; {verdict} the default "
+               f"({result.evidence})")
+
+
+def _gate_rule():  # noqa: ANN202 - a kloop.route.evidence.Rule
+    """The gate's own speed rule (confidence, least gain) when it defines one, else the same defaults."""
+    from kloop.route.evidence import Rule
+
+    try:
+        from kloop.loop.gate import SPEED_RULE  # the CLI layer may read the loop's settings
+    except ImportError:
+        return Rule()
+    return Rule(confidence=SPEED_RULE.confidence, min_gain=SPEED_RULE.min_gain)
 
 
 def route_command(

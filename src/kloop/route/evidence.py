@@ -1,14 +1,18 @@
-"""The one rule tuning and routing share with the gate: faster only when the intervals say so.
+"""The rule tuning and routing share with the gate: faster only when the evidence says so.
 
-A candidate clears an incumbent when the lower end of its speedup confidence interval lies above
-the upper end of the incumbent's (`kloop.loop.gate` bars a round the same way, against the current
-best's upper bound). Identical code measured twice overlaps itself, so it never clears: noise is
-not a gain.
+Two forms, as in `kloop.loop.gate`. With a direct comparison (the verifier timed the candidate
+and the incumbent in the same rounds: `summary.incumbent`), the candidate wins when the one-sided
+lower confidence bound of candidate / incumbent exceeds the rule's least gain (`lower_bound_clears`;
+the gate's `SPEED_RULE` supplies confidence and least gain). Without one, the candidate's speedup
+interval must lie wholly above the incumbent's (`clears`), the gate's fallback. Identical code
+measured twice overlaps itself, so it never clears: noise is not a gain.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 
 def clears(candidate_ci: list[float] | None, incumbent_ci: list[float] | None) -> bool:
@@ -16,6 +20,22 @@ def clears(candidate_ci: list[float] | None, incumbent_ci: list[float] | None) -
     if not candidate_ci or not incumbent_ci:
         return False
     return candidate_ci[0] > incumbent_ci[1]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Confidence of the lower bound and the least gain (the gate's SPEED_RULE values by default)."""
+
+    confidence: float = 0.99
+    min_gain: float = 1.01
+
+
+def lower_bound_clears(comparison: Any, rule: Rule) -> bool:
+    """The gate's direct rule on a `Comparison` (log-scale mean, standard error, degrees of freedom)."""
+    from kloop.verify.stats import LogRatio  # the statistics the gate itself uses
+
+    ratio = LogRatio(comparison.log_mean, comparison.log_se, comparison.df, comparison.replicates)
+    return bool(ratio.lower(rule.confidence) > rule.min_gain)
 
 
 def geomean(values: list[float]) -> float:

@@ -20,12 +20,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from kloop.errors import BadInput
-from kloop.route.evidence import clears
+from kloop.route.evidence import Rule, clears, lower_bound_clears
 from kloop.route.regimes import Regime, find_regime, log_buckets
 from kloop.route.search import Config, Observation, Search, read_space, space_size
 from kloop.verify.result import VerifyResult
 
-Judge = Callable[[Any, Path], VerifyResult]
+Judge = Callable[..., VerifyResult]
+"""(task, solution_dir, incumbent=None) -> VerifyResult; `incumbent` is timed in the same rounds when supported."""
 
 
 class Evaluation(BaseModel):
@@ -51,6 +52,7 @@ class TuneResult(BaseModel):
     best: Evaluation | None = Field(default=None, description="Fastest passing configuration measured.")
     default: Evaluation | None = Field(default=None, description="The solution's default configuration.")
     significant: bool = Field(default=False, description="best clears default by the gate's rule.")
+    evidence: str = Field(default="", description="How `significant` was decided, with the numbers.")
 
 
 def workloads_of(task: Any, regime: str | None) -> tuple[Any, Regime | None]:
@@ -69,18 +71,30 @@ def real_judge(options: dict[str, Any] | None = None) -> Judge:
     from kloop.verify.result import VerifyOptions
 
     opts = VerifyOptions.model_validate({"device": "auto", **(options or {}), "timing": True, "speedup": True})
-    return lambda task, solution_dir: verify(task, solution_dir, opts)
+    direct = "incumbent_path" in VerifyOptions.model_fields
+
+    def judge(task: Any, solution_dir: Path, incumbent: Path | None = None) -> VerifyResult:
+        if incumbent is not None and direct:
+            return verify(task, solution_dir, opts.model_copy(update={"incumbent_path": incumbent}))
+        return verify(task, solution_dir, opts)
+
+    judge.direct = direct  # type: ignore[attr-defined]
+    return judge
+
+
+def _instance(solution_dir: Path, config: Config, where: Path) -> Path:
+    """A scratch copy of the tunable solution, instantiated at `config`."""
+    from kloop.task.tunables import instantiate_dir
+
+    shutil.copytree(solution_dir, where, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    instantiate_dir(where, config)
+    return where
 
 
 def measure(task: Any, solution_dir: Path, config: Config, judge: Judge) -> Evaluation:
     """Instantiate one configuration in a scratch copy and verify it."""
-    from kloop.task.tunables import instantiate_dir as instantiate
-
     with tempfile.TemporaryDirectory(prefix="kloop-tune-") as tmp:
-        work = Path(tmp) / "solution"
-        shutil.copytree(solution_dir, work, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        instantiate(work, config)
-        result = judge(task, work)
+        result = judge(task, _instance(solution_dir, config, Path(tmp) / "solution"))
     return Evaluation(config=config, status=result.status.value, speedup_geomean=result.summary.speedup_geomean,
                       speedup_ci=result.summary.speedup_ci, reasons=result.reasons[:3])
 
@@ -91,7 +105,8 @@ def _cost(evaluation: Evaluation) -> float | None:
 
 
 def tune(task: Any, solution_dir: Path, *, budget: int, regime: str | None = None,
-         judge: Judge | None = None, progress: Callable[[Evaluation], None] | None = None) -> TuneResult:
+         judge: Judge | None = None, progress: Callable[[Evaluation], None] | None = None,
+         rule: Rule | None = None) -> TuneResult:
     """Search the declared tunables of `solution_dir` on `task` within `budget` verifications."""
     space = read_space(solution_dir)
     if not space:
@@ -113,8 +128,29 @@ def tune(task: Any, solution_dir: Path, *, budget: int, regime: str | None = Non
     passing = [e for e in evaluations if _cost(e) is not None]
     best = max(passing, key=lambda e: e.speedup_geomean or 0.0) if passing else None
     base = next((e for e in evaluations if e.config == default), None)
-    significant = bool(best and base and best is not base and clears(best.speedup_ci, base.speedup_ci))
+    significant, evidence = False, "the default is the fastest measured" if best is base else "nothing passed"
+    if best is not None and base is not None and best is not base:
+        significant, evidence = confirm(scoped, solution_dir, best, base, judge, rule or Rule())
     return TuneResult(task=getattr(task, "name", "task"), solution=solution_dir.name,
                       regime=chosen.name if chosen else None, space_size=space_size(space), budget=budget,
                       strategy="exhaustive" if search.exhaustive else "adaptive", evaluations=evaluations,
-                      best=best, default=base, significant=significant)
+                      best=best, default=base, significant=significant, evidence=evidence)
+
+
+def confirm(task: Any, solution_dir: Path, best: Evaluation, base: Evaluation, judge: Judge,
+            rule: Rule) -> tuple[bool, str]:
+    """Does the best configuration beat the default? Timed against it in the same rounds when the
+    verifier can (the gate's direct rule), else by the intervals already measured."""
+    if getattr(judge, "direct", False):
+        with tempfile.TemporaryDirectory(prefix="kloop-tune-") as tmp:
+            mine = _instance(solution_dir, best.config, Path(tmp) / "best")
+            theirs = _instance(solution_dir, base.config, Path(tmp) / "default")
+            result = judge(task, mine, incumbent=theirs)
+        versus = getattr(result.summary, "incumbent", None)
+        if result.passed and versus is not None:
+            ok = lower_bound_clears(versus, rule)
+            return ok, (f"re-timed against the default in the same rounds: {versus.speedup_geomean:.3f}x, "
+                        f"{rule.confidence:.0%} lower bound {'above' if ok else 'not above'} {rule.min_gain}")
+    ok = clears(best.speedup_ci, base.speedup_ci)
+    return ok, (f"intervals: best {best.speedup_ci} vs default {base.speedup_ci}: "
+                f"{'disjoint' if ok else 'overlapping'}")
