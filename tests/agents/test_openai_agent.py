@@ -78,6 +78,13 @@ def test_reviewer_has_no_writing_tools_and_its_verdict_is_parsed(run_dir: Path) 
     assert [d.split(":")[0] for d in result.permission_denials] == ["write_file", "run_command"]
 
 
+def test_a_read_only_request_gets_the_reviewers_tools_whatever_the_role(run_dir: Path) -> None:
+    with ScriptedServer([text("done")]) as srv:
+        request = _request(run_dir, Role.writer).model_copy(update={"read_only": True})
+        _agent(srv).run(request)
+        assert _tool_names(srv) == {"list_files", "read_file", "profile_analyze", "wiki_search"}
+
+
 def test_researcher_writes_only_notes(run_dir: Path) -> None:
     script = [call("read_file", path="../sealed/definition.json"),
               call("write_file", path="notes/plan.md", content="# Plan\n- fuse\n"),

@@ -68,7 +68,8 @@ class OpenAIAgent:
     def _toolbox(self, request: AgentRequest, home: Path, remaining: Any) -> ToolBox:
         sealed = request.workspace.parent / "sealed"
         task_dir = sealed if (sealed / "definition.json").is_file() else None
-        return ToolBox(role=request.role, workspace=request.workspace, task_dir=task_dir, deadline=remaining,
+        role = Role.reviewer if request.read_only else request.role  # read-only always means the reviewer's tools
+        return ToolBox(role=role, workspace=request.workspace, task_dir=task_dir, deadline=remaining,
                        command_argv=_command_runner(request.workspace, home, sealed),
                        command_env=_command_env(home), wiki_db=self.wiki_db)  # fmt: skip
 
