@@ -17,7 +17,7 @@ NAMES = [line.split()[0] for line in (HERE / "make.sh").read_text().split("<<'LI
 
 
 def test_every_example_loads_and_names_its_kernelbench_source() -> None:
-    assert 5 <= len(NAMES) <= 8
+    assert 5 <= len(NAMES) <= 8 and (HERE / "conv2d_relu_biasadd_weights" / "weights.safetensors").exists()
     assert "MIT License" in (HERE / "problems" / "LICENSE").read_text()
     levels = set()
     for name in NAMES:
@@ -48,6 +48,7 @@ def test_every_example_baseline_verifies(name: str) -> None:
 
 
 @pytest.mark.slow
-def test_the_worked_solution_with_parameters_verifies() -> None:
-    task = HERE / "conv2d_relu_biasadd"
+@pytest.mark.parametrize("name", ["conv2d_relu_biasadd", "conv2d_relu_biasadd_weights"])
+def test_the_worked_solutions_with_parameters_verify(name: str) -> None:
+    task = HERE / name
     assert _verify(task, task / "solutions" / "python_functional")["status"] == "PASSED"

@@ -127,6 +127,7 @@ def import_kernelbench_command(
     scale: Annotated[float | None, typer.Option("--scale", help="Shrink the module-level sizes get_inputs() reads by this factor, in (0, 1].")] = None,
     max_bytes: Annotated[int | None, typer.Option("--max-bytes", help="Pick the largest scale whose inputs plus outputs fit in N bytes.")] = None,
     memory_mb: Annotated[int, typer.Option("--memory-mb", help="The verifier's sandbox limit to fit (kloop verify --memory-mb).")] = 8192,
+    weights_as_inputs: Annotated[bool, typer.Option("--weights-as-inputs", help="Pass the model's parameters and buffers to run() as inputs (stored in weights.safetensors).")] = False,
 ) -> None:
     """Turn a KernelBench problem file into a kloop task whose reference runs `Model`."""
     from kloop.progress import live
@@ -137,7 +138,8 @@ def import_kernelbench_command(
     if out.exists() and any(out.iterdir()) and not force:
         raise BadInput(out, "output directory is not empty (use --force to write into it)")
     with live(f"importing {file.name}"):
-        task = import_kernelbench(file, out, name=name, scale=scale, max_bytes=max_bytes, memory_mb=memory_mb)
+        task = import_kernelbench(file, out, name=name, scale=scale, max_bytes=max_bytes, memory_mb=memory_mb,
+                                  weights_as_inputs=weights_as_inputs)
     sizes = ", ".join(f"{a}={v}" for a, v in task.definition.const_axes.items())
     typer.echo(f"wrote {out}: {task.definition.name}, {len(task.workloads)} workloads, baseline {task.baseline_path}")
     typer.echo(f"axes: var {task.definition.var_axes or '-'}; const {sizes or '-'}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kloop.task import kb_source
@@ -30,6 +30,7 @@ class Axes:
     sizes: dict[str, int]
     inputs: list[list[str] | None]
     outputs: list[list[str] | None]
+    weights: dict[str, list[str]] = field(default_factory=dict)
 
 
 def name_axes(source: str, namespace: dict[str, Any], input_names: list[str], inputs: list[Any],

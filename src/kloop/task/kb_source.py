@@ -99,9 +99,9 @@ def _function(source: str, name: str) -> ast.FunctionDef | None:
     return next((n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == name), None)
 
 
-def input_size_names(source: str, sizes: ModuleSizes) -> set[str]:
-    """Size variables `get_inputs()` reads, directly or through a derived size or a tuple."""
-    fn = _function(source, "get_inputs")
+def input_size_names(source: str, sizes: ModuleSizes, function: str = "get_inputs") -> set[str]:
+    """Size variables `get_inputs()` (or `function`) reads, directly or through a derived size or a tuple."""
+    fn = _function(source, function)
     if fn is None:
         return set()
     todo = [n.id for n in ast.walk(fn) if isinstance(n, ast.Name)]

@@ -26,6 +26,7 @@ from typing import Any
 
 from kloop.errors import BadInput
 from kloop.progress import step
+from kloop.task import kb_source, kb_weights
 from kloop.task.kb_axes import RESERVED, Axes, name_axes
 from kloop.task.load import Task, load_task
 from kloop.task.parsing import read_text
@@ -82,7 +83,7 @@ class _Problem:
 
 def import_kernelbench(
     file: str | Path, out: str | Path, *, name: str | None = None, scale: float | None = None,
-    max_bytes: int | None = None, memory_mb: int = DEFAULT_MEMORY_MB,
+    max_bytes: int | None = None, memory_mb: int = DEFAULT_MEMORY_MB, weights_as_inputs: bool = False,
 ) -> Task:  # fmt: skip
     """Write a task directory for a KernelBench problem file and return it loaded."""
     import torch
@@ -92,21 +93,37 @@ def import_kernelbench(
     axes = _name_axes(problem)
     step("probing a var axis")
     var_axis, extra_values = _probe_var_axis(problem, axes)
-    definition_name = name or _definition_name(file)
+    weights = _weights(problem, axes, var_axis) if weights_as_inputs else []
+    inputs = {n: _tensor_spec(t, s, file) for n, t, s in zip(problem.input_names, problem.inputs, axes.inputs, strict=True)}
+    inputs.update({w.name: _tensor_spec(w.tensor, axes.weights[w.name], file) for w in weights})
+    wrapper = kb_weights.wrapper(problem.input_names, weights) if weights else \
+        _WRAPPER.format(seed=SEED, params=", ".join(problem.input_names))  # fmt: skip
     definition = {
-        "name": definition_name,
+        "name": name or _definition_name(file),
         "op_type": "kernelbench",
         "description": _description(problem, file),
-        "tags": ["kernelbench", "imported"],
+        "tags": ["kernelbench", "imported", *(["weights-as-inputs"] if weights else [])],
         "axes": {a: ({"type": "var"} if a == var_axis else {"type": "const", "value": v}) for a, v in axes.sizes.items()},
-        "inputs": {n: _tensor_spec(t, s, file) for n, t, s in zip(problem.input_names, problem.inputs, axes.inputs, strict=True)},
+        "inputs": inputs,
         "outputs": {n: _tensor_spec(t, s, file) for n, t, s in zip(_output_names(problem.outputs), problem.outputs, axes.outputs, strict=True)},
-        "reference": _scaled_header(problem) + problem.source.rstrip() + "\n" + _WRAPPER.format(seed=SEED, params=", ".join(problem.input_names)),
+        "reference": _scaled_header(problem) + problem.source.rstrip() + "\n" + wrapper,
         "kloop": _kloop_block(problem, var_axis, axes),
     }  # fmt: skip
+    if weights:
+        definition["kloop"]["input_ranges"].update(kb_weights.ranges(weights))
     torch.manual_seed(SEED)  # leave the global generator as a fresh process would
     step("writing the task")
-    return _write_task(out, definition, problem, var_axis, axes, extra_values)
+    return _write_task(out, definition, problem, var_axis, axes, extra_values, weights)
+
+
+def _weights(problem: _Problem, axes: Axes, var_axis: str | None) -> list[kb_weights.Weight]:
+    """The model's tensors as inputs; their dims named into `axes.weights`."""
+    taken = {*problem.input_names, *_output_names(problem.outputs), *axes.sizes}
+    weights = kb_weights.module_weights(problem.namespace, taken, SEED)
+    sizes = kb_source.module_sizes(problem.source)
+    init = kb_source.input_size_names(problem.source, sizes, "get_init_inputs")
+    axes.weights = kb_weights.weight_axes(weights, axes.sizes, var_axis, sizes.ints, init)
+    return weights
 
 
 def _scaled_problem(file: Path, source: str, scale: float | None, max_bytes: int | None, memory_mb: int) -> _Problem:
@@ -296,23 +313,26 @@ def _definition_name(file: Path) -> str:
 
 
 def _write_task(out: Path, definition: dict[str, Any], problem: _Problem, var_axis: str | None, axes: Axes,
-                extra_values: list[int]) -> Task:  # fmt: skip
+                extra_values: list[int], weights: list[kb_weights.Weight]) -> Task:  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     (out / "definition.json").write_text(json.dumps(definition, indent=2) + "\n", encoding="utf-8")
+    if weights:
+        kb_weights.save(weights, out)
     values = [axes.sizes[var_axis], *extra_values] if var_axis else [None]
     lines = []
     for value in values:
         workload_axes = {var_axis: value} if var_axis else {}
-        inputs = {
+        inputs: dict[str, Any] = {
             n: ({"type": "random"} if hasattr(v, "shape") else {"type": "scalar", "value": v})
             for n, v in zip(problem.input_names, problem.inputs, strict=True)
         }
+        inputs.update({w.name: {"type": "safetensors", "path": kb_weights.FILE, "tensor_key": w.name} for w in weights})
         uid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"kloop/kernelbench/{definition['name']}/{value}"))
         workload = {"uuid": uid, "axes": workload_axes, "inputs": inputs}
         lines.append(json.dumps({"definition": definition["name"], "solution": None, "workload": workload, "evaluation": None}))
     (out / "workloads.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     _write_baseline(out / "baseline", definition)
-    (out / "README.md").write_text(_readme(definition, problem), encoding="utf-8")
+    (out / "README.md").write_text(_readme(definition, problem, bool(weights)), encoding="utf-8")
     return load_task(out)
 
 
@@ -331,15 +351,25 @@ def _write_baseline(folder: Path, definition: dict[str, Any]) -> None:
     (folder / "solution.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
 
-def _readme(definition: dict[str, Any], problem: _Problem) -> str:
+def _readme(definition: dict[str, Any], problem: _Problem, weights: bool = False) -> str:
     scaled = ""
     if problem.changes:
         changed = ", ".join(f"`{k}` {old} -> {new}" for k, (old, new) in problem.changes.items())
         scaled = f"\nSizes were scaled by {problem.factor:g} at import: {changed}.\n"
     return (
         f"# {definition['name']}\n\n{definition['description']}\n{scaled}\n"
-        "Imported with `kloop task import-kernelbench`. The reference builds "
-        f"`Model(*get_init_inputs())` after `torch.manual_seed({SEED})` and calls it; a solution must "
-        "produce the same outputs, so it has to create the same weights the same way "
-        "(see docs/tasks.md, \"A model with parameters\").\n"
+        + (_WEIGHTS_NOTE if weights else _SEED_NOTE)
     )
+
+
+_SEED_NOTE = (
+    "Imported with `kloop task import-kernelbench`. The reference builds "
+    f"`Model(*get_init_inputs())` after `torch.manual_seed({SEED})` and calls it; a solution must "
+    "produce the same outputs, so it has to create the same weights the same way "
+    "(see docs/tasks.md, \"A model with parameters\").\n"
+)
+_WEIGHTS_NOTE = (
+    "Imported with `kloop task import-kernelbench --weights-as-inputs`: the model's parameters and "
+    f"buffers, drawn once under `torch.manual_seed({SEED})`, are stored in `{kb_weights.FILE}` and "
+    "passed to `run` after the model's own inputs; a solution computes with the weights it is given.\n"
+)
