@@ -20,19 +20,25 @@ def _doctor(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           text=True, env=env, timeout=560)
 
 
-@pytest.mark.skipif(not all(c.installed() for c in CLIS), reason="agent CLIs missing: run scripts/agent-clis.sh")
+NPM_CLIS = [c for c in CLIS if c.name != "kimi-legacy"]  # setup always installs these three
+
+
+@pytest.mark.skipif(not all(c.installed() for c in NPM_CLIS), reason="agent CLIs missing: run scripts/agent-clis.sh")
 def test_every_installed_cli_answers_a_scripted_call_through_its_adapter() -> None:
     proc = _doctor(dict(os.environ))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = {r["name"]: r for r in json.loads(proc.stdout)["agents"]}
-    assert set(rows) == {"claude", "codex", "kimi"}
-    for row in rows.values():
+    assert set(rows) == {c.name for c in CLIS}
+    for name, row in rows.items():
+        if name == "kimi-legacy" and not row["found"]:  # only where a Python >= 3.13 let setup install it
+            continue
         assert row["found"] and row["version"], row
         assert row["writer"] is None and row["reviewer"] is None, row
 
 
 def test_missing_clis_are_reported_not_crashed(tmp_path) -> None:
-    env = dict(os.environ, **{f"KLOOP_{n.upper()}_BIN": str(tmp_path / "absent") for n in ("claude", "codex", "kimi")})
+    names = [c.name.upper().replace("-", "_") for c in CLIS]
+    env = dict(os.environ, **{f"KLOOP_{n}_BIN": str(tmp_path / "absent") for n in names})
     proc = _doctor(env)
     assert proc.returncode == 0, proc.stderr
-    assert [r["found"] for r in json.loads(proc.stdout)["agents"]] == [False, False, False]
+    assert [r["found"] for r in json.loads(proc.stdout)["agents"]] == [False] * len(names)

@@ -30,9 +30,9 @@ def test_argument_rules() -> None:
         get_agent("rules:strict")
 
 
-@pytest.mark.parametrize("name", ["claude", "codex", "kimi"])
+@pytest.mark.parametrize("name", ["claude", "codex", "kimi", "kimi-legacy"])
 def test_a_cli_adapter_without_its_cli_is_a_named_error(name: str, tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv(f"KLOOP_{name.upper()}_BIN", str(tmp_path / "not-installed"))
+    monkeypatch.setenv(f"KLOOP_{name.upper().replace('-', '_')}_BIN", str(tmp_path / "not-installed"))
     with pytest.raises(AgentUnavailable, match=f"the {name} CLI is not installed"):
         get_agent(name)
 

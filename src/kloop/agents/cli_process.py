@@ -180,7 +180,7 @@ DENIAL_PATTERNS: tuple[str, ...] = (
     r"Permission denied",
     r"Operation not permitted",
     r"No such tool available",
-    r"Tool \"?[A-Za-z_]+\"? not found",
+    r"Tool [\"`]?[A-Za-z_]+[\"`]? not found",
     r"permission to use \w+ has not been granted",
     r"requires approval",
 )
@@ -243,7 +243,7 @@ class CliAgent(ABC):
         argv = self.program_argv()
         if argv is None:
             raise FileNotFoundError(f"{self.name}: CLI not found (install it with scripts/agent-clis.sh, "
-                                    f"or set KLOOP_{self.name.upper()}_BIN)")
+                                    f"or set KLOOP_{self.name.upper().replace('-', '_')}_BIN)")
         return argv
 
     @abstractmethod

@@ -19,6 +19,7 @@ from kloop.agents.claude import ClaudeAgent
 from kloop.agents.cli_process import CliAgent, Endpoint, agent_env, version_of
 from kloop.agents.codex import CodexAgent
 from kloop.agents.kimi import KimiAgent
+from kloop.agents.kimi_legacy import LegacyKimiAgent
 from kloop.agents.scripted_server import ScriptedServer, Step, call, text
 
 PROBE_LIMIT_S = 180.0
@@ -34,15 +35,18 @@ SCRIPTED_WRITE: dict[str, Callable[[Path, str], list[Step]]] = {
     "claude": lambda p, c: [call("Read", file_path=str(p)), call("Write", file_path=str(p), content=c)],
     "codex": lambda p, c: [call("exec_command", cmd=_heredoc(p, c))],
     "kimi": lambda p, c: [call("Write", path=str(p), content=c)],
+    "kimi-legacy": lambda p, c: [call("WriteFile", path=str(p), content=c)],
 }
 SCRIPTED_SHELL: dict[str, Callable[[str], Step]] = {
     "claude": lambda cmd: call("Bash", command=cmd),
     "codex": lambda cmd: call("exec_command", cmd=cmd),
     "kimi": lambda cmd: call("Bash", command=cmd),
+    "kimi-legacy": lambda cmd: call("Shell", command=cmd),
 }
 
 
-ADAPTERS: dict[str, type[CliAgent]] = {"claude": ClaudeAgent, "codex": CodexAgent, "kimi": KimiAgent}
+ADAPTERS: dict[str, type[CliAgent]] = {"claude": ClaudeAgent, "codex": CodexAgent, "kimi": KimiAgent,
+                                       "kimi-legacy": LegacyKimiAgent}
 
 
 def scripted_adapter(name: str, srv: ScriptedServer) -> CliAgent:
@@ -50,7 +54,7 @@ def scripted_adapter(name: str, srv: ScriptedServer) -> CliAgent:
     if name == "claude":
         return ClaudeAgent(Endpoint(base_url=srv.base_url, api_key="scripted"))
     endpoint = Endpoint(base_url=srv.base_url + "/v1", api_key="scripted", model="scripted-model")
-    return CodexAgent(endpoint) if name == "codex" else KimiAgent(endpoint)
+    return ADAPTERS[name](endpoint)
 
 
 def _probe(name: str, role: Role, steps_for: Callable[[Path], list[Step]],

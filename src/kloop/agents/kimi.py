@@ -50,6 +50,15 @@ def kimi_command() -> list[str] | None:
     return [found] if found else None
 
 
+def _text(content: object) -> str:
+    """A message's text: a string, or the text parts of a content list (the legacy CLI's form)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
 def _toml(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
@@ -86,9 +95,8 @@ class KimiAgent(CliAgent):
         return Invocation(argv=argv, env=agent_env(home, extra), contained=not read_only_role(request))
 
     def interpret(self, request: AgentRequest, outcome: CliOutcome, inv: Invocation, home: Path) -> AgentResult:
-        said = [e["content"] for e in outcome.events
-                if e.get("role") == "assistant" and isinstance(e.get("content"), str) and e["content"]]
-        tool_out = [str(e.get("content") or "") for e in outcome.events if e.get("role") == "tool"]
+        said = [t for e in outcome.events if e.get("role") == "assistant" and (t := _text(e.get("content")))]
+        tool_out = [_text(e.get("content")) for e in outcome.events if e.get("role") == "tool"]
         final = said[-1] if said else ""
         ok = outcome.returncode == 0 and bool(final)
         return finish(request, outcome, final, ok=ok, tokens=None, cost=None,

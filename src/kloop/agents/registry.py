@@ -90,7 +90,7 @@ def _cli(cls: Callable[[], Any]) -> Callable[[str | None], Agent]:
         agent = cls()
         if agent.program_argv() is None:
             raise AgentUnavailable(agent.name, f"the {agent.name} CLI is not installed here (scripts/agent-clis.sh "
-                                   f"installs the pinned version; or set KLOOP_{agent.name.upper()}_BIN)")
+                                   f"installs the pinned version; or set KLOOP_{agent.name.upper().replace('-', '_')}_BIN)")
         return agent
 
     return factory
@@ -108,10 +108,12 @@ def _register_builtins() -> None:
     from kloop.agents.claude import ClaudeAgent
     from kloop.agents.codex import CodexAgent
     from kloop.agents.kimi import KimiAgent
+    from kloop.agents.kimi_legacy import LegacyKimiAgent
 
     register_agent("claude", _cli(ClaudeAgent), help="Claude Code headless (claude -p, stream-json)")
     register_agent("codex", _cli(CodexAgent), help="Codex CLI (codex exec --json)")
     register_agent("kimi", _cli(KimiAgent), help="Kimi Code CLI (kimi -p, stream-json)")
+    register_agent("kimi-legacy", _cli(LegacyKimiAgent), help="legacy PyPI kimi-cli 1.50 (kimi --print)")
     def openai_factory(arg: str | None) -> Agent:
         from kloop.agents.openai_agent import OpenAIAgent  # the SDK loads only when this kind is used
 
