@@ -25,6 +25,7 @@ from kloop.wiki.build import build_preset
 from kloop.wiki.presets import find_clones
 from kloop.wiki.query import STOPWORDS
 from kloop.wiki.store import WikiStore
+from kloop.wiki.topics import build_topics
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "wiki_real" / "questions.jsonl"
@@ -37,7 +38,7 @@ def load_questions(split: str) -> list[dict]:
 
 
 def build(db: Path, mirrors: Path, rebuild: bool) -> dict[str, dict]:
-    """Ingest both presets' repositories found among the mirrors; per-repo ingest reports."""
+    """`kloop wiki build` for both presets over the mirrors (topic pages included); per-repo reports."""
     if rebuild and db.exists():
         for suffix in ("", "-wal", "-shm"):
             Path(str(db) + suffix).unlink(missing_ok=True)
@@ -50,6 +51,7 @@ def build(db: Path, mirrors: Path, rebuild: bool) -> dict[str, dict]:
                     "seconds": round(report.seconds, 2), "commits_per_s": round(report.commits_per_s, 1),
                     "unreadable": report.skipped_unreadable,
                 }
+        reports["topics"] = {"pages": len(build_topics(store))}  # as `kloop wiki build` does
     return reports
 
 

@@ -50,13 +50,15 @@ def test_missing_tree_keeps_the_message_and_reads_on(repo: GitRepo, store: WikiS
 
 def test_compiled_kernel_objects_count_and_tests_are_secondary(repo: GitRepo, store: WikiStore) -> None:
     co = repo.commit("Add fmha fwd v3 kernels for gfx942", {"hsa/gfx942/fmha_v3_fwd/fwd_hd128_bf16.co": b"\x7fELF\x00\x01"})
-    only_tests = repo.commit("Cover the gemm kernel in tests", {"op_tests/test_gemm_kernel.py": "assert True\n"})
+    only_tests = repo.commit("Cover more shapes", {"op_tests/test_gemm_kernel.py": "assert True\n"})
+    fp8_test = repo.commit("Use the maximum FP8 E4M3 value", {"tests/test_core.py": "m = 448\n"})
     both = repo.commit("Fix gemm rounding", {"csrc/gemm.cu": "x\n", "tests/test_gemm.py": "y\n"})
     report = GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
     assert report.skipped_non_kernel == 1
     entry = store.get(f"ROCm/aiter@{co[:12]}")
     assert entry.source.paths == ["hsa/gfx942/fmha_v3_fwd/fwd_hd128_bf16.co"] and entry.stats["binary_files"] == 1
-    assert store.get(f"ROCm/aiter@{only_tests[:12]}") is None
+    assert store.get(f"ROCm/aiter@{only_tests[:12]}") is None  # tests alone, and a message naming no kernel work
+    assert store.get(f"ROCm/aiter@{fp8_test[:12]}").source.paths == ["tests/test_core.py"]  # the message does
     fixed = store.get(f"ROCm/aiter@{both[:12]}")
     assert fixed.source.paths == ["csrc/gemm.cu"] and "tests: test_gemm" in fixed.path_terms
     assert store.search("fmha v3 fwd hd128", k=1)[0].id == entry.id  # named by its path

@@ -36,6 +36,8 @@ EXCERPT_CHARS = 1200
 EXCERPT_MAX_FILES = 8
 BODY_CHARS = 8000
 PATH_TERM_CHARS = 12000
+# Tags that say nothing about kernel work (a test-only commit tagged only so is not kept).
+NOT_KERNEL_TAGS = frozenset(["ci", "docs", "tests"])
 # Subjects of mechanical commits (moves, formatting, lint): rarely what introduced a technique.
 MECHANICAL = re.compile(
     r"\b(?:move[ds]?|moving|renames?|renamed|reformat\w*|format(?:ting)?|lint\w*|ruff|clang-format|typos?|"
@@ -170,10 +172,15 @@ class GitIngester:
 
     def _is_kernel_change(self, commit: RawCommit) -> bool:
         """A kernel file (source or compiled object) changed; without a diff, the message must say so."""
-        if commit.diff_missing:
+        if any(self.is_kernel(f.path) for f in commit.files):
+            return True
+        # secondary evidence: a missing diff, or only test files changed; the message must name kernel work
+        if commit.diff_missing or any(self.role(f.path) == "test" for f in commit.files):
             found = self.aliases.classify(commit.message)
-            return bool(found.techniques or found.tags or found.arch) or "kernel" in commit.message.lower()
-        return any(self.is_kernel(f.path) for f in commit.files)
+            return bool(found.techniques or found.arch or set(found.tags) - NOT_KERNEL_TAGS) or (
+                "kernel" in commit.message.lower()
+            )
+        return False
 
     def _repo_info(self, path: Path, repo: str | None) -> RepoInfo:
         if not path.exists():
@@ -248,8 +255,8 @@ class GitIngester:
         if MERGE_SUBJECT.match(subject) and len(lines) > 1:
             title = lines[1].strip()  # GitHub puts the PR title on the line after "Merge pull request"
         kernel_files = [f for f in commit.files if self.is_kernel(f.path)]
-        paths = [f.path for f in kernel_files if f.status != "D"] or [f.path for f in kernel_files]
         tests = [f.path for f in commit.files if self.role(f.path) == "test"]
+        paths = [f.path for f in kernel_files if f.status != "D"] or [f.path for f in kernel_files] or tests
         added = introduced(commit.files, self.is_kernel)
         terms = path_terms(paths, tests)
         # the path words, deduplicated, classify as well as the paths themselves, at a fraction of the cost

@@ -15,8 +15,16 @@ import sqlite3
 
 from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, tokens_of
-from kloop.wiki.intent import QUESTION_ONLY, REPO_BOOST, VENDOR_BOOST, Intent, read_intent
-from kloop.wiki.query import parse_query
+from kloop.wiki.intent import (
+    HISTORY_WORDS,
+    INTRO_WORDS,
+    QUESTION_ONLY,
+    REPO_BOOST,
+    VENDOR_BOOST,
+    Intent,
+    read_intent,
+)
+from kloop.wiki.query import STOPWORDS, parse_query
 from kloop.wiki.schema import Hit, Source
 
 # bm25 column weights: title, labels (tags, techniques, arch, findings), body, changed paths,
@@ -40,6 +48,8 @@ DATE_BOOST = 0.6
 # matches everything a little: divide by 1 + penalty * log2(length / BREADTH_FROM).
 BREADTH_FROM = 400
 BREADTH_PENALTY = 0.0
+# History questions: a commit whose title spells all the question's content words counts this much more.
+TITLE_BONUS = 1.0
 # A move / format / lint commit under a history question counts this much.
 MECHANICAL_FACTOR = 0.5
 # Candidates taken from each pass before fusing their scores.
@@ -66,6 +76,20 @@ def snippet(body: str, terms: list[str], width: int = 160) -> str:
     window = text[start : start + width]
     marked = pattern.sub(lambda m: f"[{m.group(0)}]", window)
     return ("…" if start else "") + marked + ("…" if start + width < len(text) else "")
+
+
+def _coverage(title: str, groups: list[list[list[str]]]) -> float:
+    """Share of the question's content words the title spells (any synonym counts; 5-letter stems)."""
+    words = {w[:5] for w in tokens_of(title)}
+    joined = " " + " ".join(w[:5] for w in tokens_of(title)) + " "
+    hit = 0
+    for spellings in groups:
+        for spelling in spellings:
+            stems = [w[:5] for w in spelling]
+            if (len(stems) == 1 and stems[0] in words) or (len(stems) > 1 and f" {' '.join(stems)} " in joined):
+                hit += 1
+                break
+    return hit / len(groups) if groups else 0.0
 
 
 class FtsSearch:
@@ -103,24 +127,37 @@ class FtsSearch:
             weights = INTRO_COLUMN_WEIGHTS if intent.introduction else COLUMN_WEIGHTS
             for rowid, rank in self._rank(" OR ".join(kept), where, params, pool, capped, budget, query, weights):
                 scores[rowid] = scores.get(rowid, 0.0) - weight * rank
-        self._weigh(scores, intent)
+        self._weigh(scores, intent, self._title_groups(query) if intent.history else [])
         top = sorted(scores.items(), key=lambda item: -item[1])[:k]
         return self._hits(top, parsed.terms)
 
-    def _weigh(self, scores: dict[int, float], intent: Intent) -> None:
+    def _title_groups(self, query: str) -> list[list[list[str]]]:
+        """The question's content words as groups of spellings (an alias span: all its synonyms)."""
+        tokens = [t for t in tokens_of(query) if t not in STOPWORDS and t not in HISTORY_WORDS and t not in INTRO_WORDS]
+        groups: list[list[list[str]]] = []
+        covered: set[int] = set()
+        for a, b, typed, synonyms, _ in self.aliases.expansion_groups(tokens):
+            groups.append([tokens_of(typed), *(tokens_of(x) for x in synonyms)])
+            covered.update(range(a, b))
+        groups += [[[t]] for i, t in enumerate(tokens) if i not in covered]
+        return groups
+
+    def _weigh(self, scores: dict[int, float], intent: Intent, title_groups: list[list[list[str]]] | None = None) -> None:
         """Fit the ranking to the question: cards down for history, kernel-adding commits up for a first."""
         if not scores or intent == Intent():
             return
         marks = ", ".join("?" * len(scores))
         sql = (
-            "SELECT f.rowid, f.kind, f.label_list, f.vendor, e.repo, e.date, length(e.paths) FROM entry_filters f "
+            "SELECT f.rowid, f.kind, f.label_list, f.vendor, e.repo, e.date, length(e.paths), e.title FROM entry_filters f "
             f"JOIN entries e ON e.rowid = f.rowid WHERE f.rowid IN ({marks})"
         )
         rows = self.db.execute(sql, list(scores)).fetchall()
         dates = sorted(r[5] for r in rows if r[5])
         order = {d: i / max(1, len(dates) - 1) for i, d in enumerate(dates)}
-        for rowid, kind, labels, vendor, repo, when, breadth in rows:
+        for rowid, kind, labels, vendor, repo, when, breadth, title in rows:
             factor = 1.0
+            if title_groups and kind not in ("card", "doc"):
+                factor *= 1.0 + TITLE_BONUS * _coverage(title, title_groups)
             if kind in ("card", "doc"):
                 factor *= intent.card_factor
             elif intent.introduction:
