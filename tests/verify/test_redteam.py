@@ -27,7 +27,8 @@ REFUSED: dict[str, tuple[set[VerifyStatus], set[str], bool]] = {
     "attack_uninitialized_dps": ({S.INCORRECT_NUMERICAL}, {"outputs_written"}, False),
     "attack_uninitialized_partial": ({S.INCORRECT_NUMERICAL}, {"outputs_written"}, False),
     "attack_stale_empty": ({S.INCORRECT_NUMERICAL}, {"numeric", "finite", "determinism"}, False),
-    "attack_first_n_correct": ({S.REJECTED}, {"timed_outputs"}, True),
+    # right for the first 8 calls: the input-coverage runs (or, without them, the re-checked timed outputs) see the rest
+    "attack_first_n_correct": ({S.REJECTED, S.INCORRECT_NUMERICAL}, {"timed_outputs", "numeric"}, True),
     # stale on 1 call in 4 of the timing loop only: caught because small outputs are all re-checked
     "attack_sporadic_garbage": ({S.REJECTED}, {"timed_outputs"}, True),
     "attack_every_other_call": ({S.INCORRECT_NUMERICAL}, {"determinism"}, False),
@@ -37,7 +38,6 @@ REFUSED: dict[str, tuple[set[VerifyStatus], set[str], bool]] = {
     "attack_low_precision": ({S.INCORRECT_NUMERICAL}, {"numeric"}, False),
     "attack_wrong_dtype": ({S.INCORRECT_DTYPE}, {"dtype"}, False),
     "attack_wrong_shape": ({S.INCORRECT_SHAPE}, {"shape"}, False),
-    "attack_timer_patch_harness": ({S.REJECTED}, {"wall_clock", "physics_floor"}, True),
     "attack_background_thread": ({S.REJECTED}, {"background_threads"}, False),
     "attack_tensor_subclass": ({S.REJECTED}, {"exact_type"}, False),
     "attack_meta_tensor": ({S.REJECTED}, {"exact_type"}, False),
@@ -63,6 +63,8 @@ NO_UNEARNED_SPEEDUP: dict[str, set[str]] = {
     "attack_cache_pointer": {"timed_outputs", "determinism", "numeric"},
     "attack_cache_values": {"timed_outputs", "determinism", "numeric"},
     "attack_cache_shape": {"timed_outputs", "heldout", "numeric"},
+    # the supervisor's side decides latency: a patched in-process clock changes only the sandbox's own report
+    "attack_timer_patch_harness": {"wall_clock", "physics_floor"},
     "attack_timer_patch_time": {"wall_clock", "physics_floor"},
     "attack_timer_patch_cuda_event": {"wall_clock", "physics_floor"},
 }
@@ -72,7 +74,7 @@ HONEST = sorted(p.name for p in REDTEAM.iterdir() if p.name.startswith("honest_"
 
 def redteam_options(tmp_path: Path, *, timing: bool) -> VerifyOptions:
     return VerifyOptions(device="cpu", timing=timing, speedup=timing, timeout_s=10, build_timeout_s=60,
-                         memory_limit_mb=2048, iterations=8, rounds=2, warmup=1, recheck=4,
+                         memory_limit_mb=2048, iterations=2, rounds=8, warmup=1, recheck=4,
                          log_dir=tmp_path / "logs", cache_dir=tmp_path.parent / "kloop-verify-build-cache",
                          prestart=True)  # fmt: skip
 

@@ -130,4 +130,10 @@ def test_verdict_says_which_filesystem_policy_ran(tmp_path: Path) -> None:
     assert result.passed, result.reasons
     detail = next(c.detail for c in result.checks if c.name == "sandbox_policy")
     abi = landlock.abi_version()
-    assert detail == (f"filesystem: landlock abi {abi}" if abi else "filesystem: audit hook only")
+    filesystem, namespaces, groups = detail.split("; ")
+    assert filesystem == (f"filesystem: landlock abi {abi}" if abi else "filesystem: audit hook only")
+    from kloop.verify.contain import namespaces_available
+
+    assert namespaces == ("namespaces: pid, net, mount (/dev/shm 256 MB)" if namespaces_available()
+                          else "namespaces: none")
+    assert groups.startswith("cgroups: ")

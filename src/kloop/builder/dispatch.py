@@ -6,6 +6,7 @@ Runs inside the verifier's sandbox process only: loading a build imports untrust
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +40,29 @@ def _device_of(device: DeviceInfo | DeviceKind | str) -> tuple[DeviceKind, str]:
     return kind, identify(kind)["arch"]
 
 
-def build_solution(solution: Any, *, device: DeviceInfo | DeviceKind | str, cache_dir: Path | None = None,
-                   solution_dir: Path | None = None) -> BuiltSolution:
-    """Build (or load from the cache) a Solution into a callable for `device`.
+@dataclass
+class Staged:
+    """A compiled (or verified cached) build that has not been imported: no candidate code has run."""
 
-    Unresolved `${NAME}` placeholders are filled with the default tunable configuration.
-    `solution_dir` is informational: sources are taken from the Solution only, so the build is
-    hermetic. Raises BuildError (the verifier's COMPILE_ERROR) when the candidate does not build.
+    solution: Any
+    builder: Any
+    kind: DeviceKind
+    language: str
+    key: str
+    entry_dir: Path
+    manifest: dict[str, Any]
+    hit: bool
+    began: float
+    refused: str | None = None
+    """Why a cache entry with this key was not trusted (its files did not hash as listed), if one was."""
+
+
+def compile_solution(solution: Any, *, device: DeviceInfo | DeviceKind | str, cache_dir: Path | None = None,
+                     staging_dir: Path | None = None) -> Staged:
+    """The compile half of `build_solution`: a verified cache hit, or a fresh compile (nothing imported).
+
+    With `staging_dir` the cache is only read and a miss compiles there (the sandbox's way: the
+    supervisor publishes the entry later, see `BuildCache.publish`).
     """
     began = time.perf_counter()
     solution = render_tunables(solution)  # a solution declaring tunables builds as its defaults
@@ -54,11 +71,31 @@ def build_solution(solution: Any, *, device: DeviceInfo | DeviceKind | str, cach
     kind, arch = _device_of(device)
     key = cache_key(solution, kind=kind.value, arch=arch, toolchain=builder.fingerprint(solution, kind, arch))
     module_name = f"kloop_{language}_{key[:20]}"
-    cache = BuildCache(cache_dir)
+    cache = BuildCache(cache_dir, staging=staging_dir)
     entry_dir, manifest, hit = cache.ensure(
         key, lambda staging: builder.compile(solution, staging, kind, arch, module_name))
-    fn = builder.load(solution, entry_dir, manifest, kind)
+    return Staged(solution=solution, builder=builder, kind=kind, language=language, key=key, entry_dir=entry_dir,
+                  manifest=manifest, hit=hit, began=began, refused=cache.refused.get(key))
+
+
+def load_staged(staged: Staged) -> BuiltSolution:
+    """The import half: runs the candidate's import-time code."""
+    builder, kind, language = staged.builder, staged.kind, staged.language
+    fn = builder.load(staged.solution, staged.entry_dir, staged.manifest, kind)
     notes = [] if builder.timing_meaningful(kind) else [f"{language} on {kind.value}: timing not meaningful"]
-    return BuiltSolution(fn=fn, language=language, destination_passing=bool(solution.spec.destination_passing_style),
-                         timing_meaningful=builder.timing_meaningful(kind), cache_key=key, cache_hit=hit,
-                         artifact_dir=entry_dir, build_seconds=time.perf_counter() - began, notes=notes)
+    return BuiltSolution(fn=fn, language=language,
+                         destination_passing=bool(staged.solution.spec.destination_passing_style),
+                         timing_meaningful=builder.timing_meaningful(kind), cache_key=staged.key,
+                         cache_hit=staged.hit, artifact_dir=staged.entry_dir,
+                         build_seconds=time.perf_counter() - staged.began, notes=notes)  # fmt: skip
+
+
+def build_solution(solution: Any, *, device: DeviceInfo | DeviceKind | str, cache_dir: Path | None = None,
+                   solution_dir: Path | None = None) -> BuiltSolution:
+    """Build (or load from the cache) a Solution into a callable for `device`.
+
+    Unresolved `${NAME}` placeholders are filled with the default tunable configuration.
+    `solution_dir` is informational: sources are taken from the Solution only, so the build is
+    hermetic. Raises BuildError (the verifier's COMPILE_ERROR) when the candidate does not build.
+    """
+    return load_staged(compile_solution(solution, device=device, cache_dir=cache_dir))

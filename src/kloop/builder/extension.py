@@ -148,6 +148,34 @@ def import_extension(module_name: str, so_path: Path) -> Any:
     return module
 
 
+def import_hook_available() -> bool:
+    """Whether this torch's `cpp_extension` has the private import step `_no_import_during_build` stubs."""
+    import torch.utils.cpp_extension as cpp_extension
+
+    return callable(getattr(cpp_extension, "_import_module_from_library", None))
+
+
+@contextlib.contextmanager
+def _no_import_during_build() -> Iterator[None]:
+    """Keep `cpp_extension.load` from importing what it built: compile only, no candidate code.
+
+    The built files are hashed right after the compile and before `load` imports them, so the
+    hashes describe what the compiler produced, not what a static initializer left behind. On a
+    torch without the private hook nothing is patched and the manifest says `imported_at_build`.
+    """
+    import torch.utils.cpp_extension as cpp_extension
+
+    original = getattr(cpp_extension, "_import_module_from_library", None)
+    if not import_hook_available():
+        yield
+        return
+    cpp_extension._import_module_from_library = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        cpp_extension._import_module_from_library = original
+
+
 class TorchExtensionBuilder:
     """C++ on the CPU (gcc), CUDA (nvcc) and HIP (hipcc) through torch.utils.cpp_extension."""
 
@@ -210,7 +238,8 @@ class TorchExtensionBuilder:
                                if part)
             raise BuildError(f"{language} build failed:\n" + compile_error_summary(output, entry_dir)) from None
         return {"language": language, "binding": binding, "module": module_name,
-                "shared_object": Path(so_path).relative_to(entry_dir).as_posix()}
+                "shared_object": Path(so_path).relative_to(entry_dir).as_posix(),
+                "imported_at_build": binding == "torch" and not import_hook_available()}
 
     def _torch_compile(self, solution: Any, language: str, compiled: list[Path], entry_dir: Path,
                        module_name: str) -> str:
@@ -218,10 +247,11 @@ class TorchExtensionBuilder:
         from torch.utils.cpp_extension import load
 
         host, device, link = build_flags(solution)
-        load(name=module_name, sources=[str(p) for p in compiled], extra_cflags=list(host),
-             extra_cuda_cflags=list(device), extra_ldflags=list(link),
-             extra_include_paths=[str(entry_dir / "src")], build_directory=str(entry_dir / "build"),
-             with_cuda=language != "cpp", verbose=False)
+        with _no_import_during_build():
+            load(name=module_name, sources=[str(p) for p in compiled], extra_cflags=list(host),
+                 extra_cuda_cflags=list(device), extra_ldflags=list(link),
+                 extra_include_paths=[str(entry_dir / "src")], build_directory=str(entry_dir / "build"),
+                 with_cuda=language != "cpp", verbose=False)
         return str(entry_dir / "build" / f"{module_name}.so")
 
     def load(self, solution: Any, entry_dir: Path, manifest: dict[str, Any], kind: DeviceKind) -> Callable[..., Any]:

@@ -200,3 +200,67 @@ def _satisfies(definition: Definition, axes: dict[str, int]) -> bool:
         return all(bool(evaluate(text, full)) for text in definition.constraints)
     except ExpressionError:
         return False
+
+
+# -- input coverage ------------------------------------------------------------------------------
+# regime -> (scale, special values sprinkled in). Every regime is signed (standard normal times
+# the scale), whatever range the task declares: a kernel right only on [0, 1) must fail. The
+# scales are powers of two (exact in every float format): `wide` overflows an exp without
+# max-subtraction; `small` and `tiny` put mean(x^2) near and far below a typical eps (1e-5,
+# 1e-6), where eps outside the square root differs from eps inside it.
+COVERAGE_REGIMES: dict[str, tuple[float, bool]] = {
+    "signed": (1.0, False),
+    "wide": (2.0**7, False),
+    "small": (2.0**-9, False),
+    "tiny": (2.0**-16, False),
+    "special": (1.0, True),
+}
+
+
+def coverage_regimes(definition: Definition) -> list[str]:
+    """The regimes this task runs: all, unless its `kloop.coverage` narrows them (with a reason)."""
+    spec = definition.settings.coverage
+    if spec is None or spec.regimes is None:
+        return list(COVERAGE_REGIMES)
+    unknown = [r for r in spec.regimes if r not in COVERAGE_REGIMES]
+    if unknown:
+        raise BadInput(f"definition {definition.name}", f"kloop.coverage.regimes: unknown {unknown}; "
+                       f"known: {sorted(COVERAGE_REGIMES)}")
+    return [r for r in COVERAGE_REGIMES if r in spec.regimes]
+
+
+def coverage_inputs(definition: Definition, workload: Workload, regime: str, *, seed: int,
+                    task_root: Path | str = ".") -> dict[str, Any]:  # fmt: skip
+    """`make_inputs`, with every float random input (not kept `declared_only`) drawn from `regime`."""
+    import torch
+
+    inputs = make_inputs(definition, workload, seed=seed, task_root=task_root)
+    spec = definition.settings.coverage
+    keep = set(spec.declared_only) if spec is not None else set()
+    scale, special = COVERAGE_REGIMES[regime]
+    for name, tensor_spec in definition.inputs.items():
+        value, source = inputs.get(name), workload.inputs.get(name)
+        if name in keep or not isinstance(value, torch.Tensor) or not tensor_spec.dtype.is_float:
+            continue
+        if source is not None and not isinstance(source, RandomInput):
+            continue  # real data (safetensors) and scalars stay as given
+        gen = torch.Generator(device="cpu").manual_seed(derive_seed(seed, f"{regime}:{name}"))
+        drawn = torch.randn(value.shape, generator=gen, dtype=torch.float64) * scale
+        if special:
+            drawn = _sprinkle_specials(drawn, gen, torch.finfo(value.dtype).tiny)
+        inputs[name] = drawn.clamp(-torch.finfo(value.dtype).max, torch.finfo(value.dtype).max).to(value.dtype)
+    return inputs
+
+
+def _sprinkle_specials(drawn: Any, gen: Any, tiny: float) -> Any:
+    """About one element in eight becomes 0, -0.0, +-tiny (smallest normal) or +-1."""
+    import torch
+
+    flat = drawn.reshape(-1).clone()
+    if flat.numel() == 0:
+        return drawn
+    picks = torch.randint(0, 8 * 7, (flat.numel(),), generator=gen)
+    values = torch.tensor([0.0, -0.0, tiny, -tiny, 1.0, -1.0, 0.0], dtype=flat.dtype)
+    hit = picks < 7
+    flat[hit] = values[picks[hit]]
+    return flat.reshape(drawn.shape)

@@ -102,6 +102,22 @@ class HeldoutSpec(KloopBlockModel):
     """Per var axis drawing rules."""
 
 
+class CoverageSpec(KloopBlockModel):
+    """Narrows the verifier's input coverage where an op's domain is genuinely restricted; says why.
+
+    By default every float random input is also drawn signed, wide, tiny, at a second tiny scale
+    and with special values (see `kloop.task.inputs.COVERAGE_REGIMES`), wherever the reference
+    stays finite and its own precision answers.
+    """
+
+    declared_only: list[str] = Field(default_factory=list)
+    """Inputs that keep their declared distribution in every regime (e.g. a variance that must be > 0)."""
+    regimes: list[str] | None = None
+    """Regimes to run (None: all); an empty list turns coverage off."""
+    reason: str = Field(min_length=8)
+    """Why the domain is narrower than the reals (shown in the verdict)."""
+
+
 class KloopSettings(KloopBlockModel):
     """kloop's own settings, under the definition's `"kloop"` key (FlashInfer-Bench ignores it)."""
 
@@ -119,5 +135,7 @@ class KloopSettings(KloopBlockModel):
     """FLOPs of one call as a Python expression over axis names (e.g. `2 * M * N * K`)."""
     heldout: HeldoutSpec | None = None
     """Held-out workload drawing rules."""
+    coverage: CoverageSpec | None = None
+    """Narrowing of the input coverage, with its reason (None: full coverage)."""
     reference_float64: bool = True
     """On the CPU, the supervisor may run the reference in float64 for a sharper ground truth."""

@@ -113,7 +113,40 @@ def same(out_a: Any, out_b: Any, tolerance: Tolerance) -> tuple[bool, float]:
     if not out_a.dtype.is_floating_point:
         return bool(torch.equal(out_a, out_b)), 0.0
     a, b = out_a.to(torch.float64), out_b.to(torch.float64)
-    both_nan = torch.isnan(a) & torch.isnan(b)
-    diff = torch.where(both_nan | (a == b), torch.zeros_like(a), (a - b).abs()).nan_to_num(float("inf"))
-    allowed = tolerance.atol + tolerance.rtol * b.abs()
+    diff, allowed = _run_gap(a, b, tolerance)
     return bool((diff <= allowed).all()), float(diff.max()) if diff.numel() else 0.0
+
+
+def _run_gap(a: Any, b: Any, tolerance: Tolerance) -> tuple[Any, Any]:
+    """Per element: how far two runs are apart, and how far they may be (NaN and inf must match exactly)."""
+    import torch
+
+    same_value = (torch.isnan(a) & torch.isnan(b)) | (a == b)
+    diff = torch.where(same_value, torch.zeros_like(a), (a - b).abs()).nan_to_num(float("inf"))
+    finite = torch.isfinite(a) & torch.isfinite(b)
+    allowed = torch.where(finite, tolerance.atol + tolerance.rtol * b.abs(), torch.zeros_like(b))
+    return diff, allowed
+
+
+def disagreement(out_a: Any, out_b: Any, tolerance: Tolerance) -> str:
+    """What differs between two runs, in words: counts, the largest finite gap, NaN/inf mismatches."""
+    import torch
+
+    if out_a.shape != out_b.shape or out_a.dtype != out_b.dtype:
+        return f"{tuple(out_a.shape)} {out_a.dtype} vs {tuple(out_b.shape)} {out_b.dtype}"
+    if not out_a.dtype.is_floating_point:
+        return f"{int((out_a != out_b).sum())}/{out_a.numel()} elements differ"
+    a, b = out_a.to(torch.float64), out_b.to(torch.float64)
+    diff, allowed = _run_gap(a, b, tolerance)
+    bad = diff > allowed
+    nan_mismatch = int((bad & (torch.isnan(a) ^ torch.isnan(b))).sum())
+    inf_mismatch = int((bad & (torch.isinf(a) | torch.isinf(b)) & ~(torch.isnan(a) | torch.isnan(b))).sum())
+    finite_bad = bad & torch.isfinite(a) & torch.isfinite(b)
+    parts = [f"{int(bad.sum())}/{a.numel()} elements differ"]
+    if finite_bad.any():
+        parts.append(f"max diff {float(diff[finite_bad].max()):.3g}")
+    if nan_mismatch:
+        parts.append(f"{nan_mismatch} NaN in one run only")
+    if inf_mismatch:
+        parts.append(f"{inf_mismatch} inf in one run only or of opposite sign")
+    return ", ".join(parts)

@@ -3,7 +3,8 @@
 Installed before the candidate is imported and impossible to remove from Python, the hook refuses
 (PermissionError) opening or listing paths outside the allowed roots, and paths under the denied
 roots (the task, the baseline) even when an allowed root contains them, and other processes'
-/proc entries (the supervisor's memory holds the seed). Every refusal is also recorded, and the
+/proc entries (the supervisor's memory holds the seed), and writes beneath the read-only roots (the
+shared build cache: only the supervisor publishes there). Every refusal is also recorded, and the
 supervisor turns any record into a REJECTED verdict (`sandbox_policy`), so catching the
 PermissionError does not help. A candidate calling libc through ctypes goes around the hook; the
 Landlock ruleset of `landlock.py`, applied right after it, closes that where the kernel has it.
@@ -19,7 +20,10 @@ from collections.abc import Iterable
 
 SYSTEM_ROOTS = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/sys", "/dev", "/opt", "/run")
 _PROC_PID = re.compile(r"^/proc/(\d+)(/|$)")
-_PATH_EVENTS = {"open", "os.listdir", "os.scandir", "glob.glob", "os.chdir", "os.rename", "os.remove",
+_WRITE_EVENTS = {"os.rename", "os.remove", "os.rmdir", "os.mkdir", "os.symlink", "os.link", "os.truncate",
+                 "shutil.rmtree", "os.chmod", "os.chown", "os.utime"}  # fmt: skip
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_PATH_EVENTS = {"os.chmod", "os.chown", "os.utime", "open", "os.listdir", "os.scandir", "glob.glob", "os.chdir", "os.rename", "os.remove",
                 "os.rmdir", "os.mkdir", "os.symlink", "os.link", "os.truncate", "shutil.rmtree"}  # fmt: skip
 
 
@@ -49,9 +53,10 @@ def _under(path: str, roots: Iterable[str]) -> bool:
 class SandboxPolicy:
     """Allowed and denied filesystem roots; `install` arms the audit hook for this process."""
 
-    def __init__(self, allow: list[str], deny: list[str]) -> None:
+    def __init__(self, allow: list[str], deny: list[str], read_only: list[str] | None = None) -> None:
         self.allow = [os.path.realpath(p) for p in allow]
         self.deny = [os.path.realpath(p) for p in deny]
+        self.read_only = [os.path.realpath(p) for p in read_only or []]
         self.violations: list[str] = []
         self._pid = str(os.getpid())
         self._busy = False
@@ -68,22 +73,40 @@ class SandboxPolicy:
             return False
         return _under(real, self.allow)
 
+    def permits_write(self, path: str) -> bool:
+        """Whether the sandbox may create, change or remove `path`."""
+        return self.permits(path) and not _under(os.path.realpath(path), self.read_only)
+
     def install(self) -> None:
         sys.addaudithook(self._hook)
 
     def _hook(self, event: str, args: tuple) -> None:
         if event not in _PATH_EVENTS or self._busy or not args:
             return
-        path = args[0]
+        writes = event in _WRITE_EVENTS or (event == "open" and _opens_for_write(args))
+        # rename, symlink and link name a second path (the one created): check both
+        for path in args[:2] if event in ("os.rename", "os.symlink", "os.link") else args[:1]:
+            self._check(event, path, writes)
+
+    def _check(self, event: str, path: object, writes: bool) -> None:
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         if not isinstance(path, str):
             return  # file descriptors and None: nothing new is reached by name
         self._busy = True  # realpath itself may raise audit events
         try:
-            allowed = self.permits(path)
+            allowed = self.permits_write(path) if writes else self.permits(path)
         finally:
             self._busy = False
         if not allowed:
-            self.violations.append(f"{event} {path}")
+            self.violations.append(f"{event} {path}" + (" (write)" if writes else ""))
             raise PermissionError(f"kloop sandbox: {event} of {path} is not allowed")
+
+
+def _opens_for_write(args: tuple) -> bool:
+    """The `open` audit event carries (path, mode, flags): mode for open(), flags for os.open."""
+    mode = args[1] if len(args) > 1 else None
+    flags = args[2] if len(args) > 2 else 0
+    if isinstance(mode, str) and any(c in mode for c in "wax+"):
+        return True
+    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ ENV_PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "HIP_VISIBL
                    "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "MAX_JOBS")  # fmt: skip
 STARTUP_TIMEOUT_S = 120.0
 PIDS_MAX = 1024  # torch's threads and a compiler's jobs fit; a fork bomb does not
+CGROUP_HEADROOM_MB = 512
 
 
 class SandboxFailure(Exception):
@@ -112,10 +114,13 @@ class SandboxProcess:
     def _contain(self, cmd: list[str]) -> contain.Launch:
         """Own cgroups (CPUs, memory, pids, freezer) and namespaces, each where this host has it."""
         _sweep_once()
-        limits = Limits(cpus=pick_cpus(self.threads), memory_bytes=max(self.memory_limit_mb, 0) << 20,
-                        pids_max=PIDS_MAX)  # fmt: skip
+        shm_mb = min(contain.SHM_MB, max(self.memory_limit_mb // 4, 16))
+        # the backstop above the RSS watchdog and RLIMIT_AS (they act first, with a clear reason):
+        # it bounds what they cannot see, the private /dev/shm and children's page cache
+        memory_mb = self.memory_limit_mb + shm_mb + CGROUP_HEADROOM_MB if self.memory_limit_mb > 0 else 0
+        limits = Limits(cpus=pick_cpus(self.threads), memory_bytes=memory_mb << 20, pids_max=PIDS_MAX)
         self.containment = Containment.create(self.label, limits)
-        return contain.wrap(cmd, self.containment, shm_mb=min(contain.SHM_MB, max(self.memory_limit_mb // 4, 16)))
+        return contain.wrap(cmd, self.containment, shm_mb=shm_mb)
 
     def sandbox_pid(self) -> int | None:
         """The sandbox's pid as the supervisor sees it (inside its namespace it is 1)."""
@@ -222,8 +227,12 @@ class SandboxProcess:
         if self.containment is not None:  # and those that left the group (setsid) are still in the box
             self.containment.kill()
 
-    def close(self) -> None:
-        """Say bye when it still listens, then make sure it is gone and its temp dir removed."""
+    def close(self, after_kill: Callable[[SandboxProcess], None] | None = None) -> None:
+        """Say bye when it still listens, make sure it is gone, then remove its temp dir.
+
+        `after_kill(self)` runs once nothing of the box is alive and before its dir is removed
+        (the supervisor publishes a staged build from there).
+        """
         self._stop.set()
         if self.proc is not None and self.proc.poll() is None and self._hello is not None:
             with contextlib.suppress(SandboxFailure):
@@ -231,6 +240,8 @@ class SandboxProcess:
         self.kill()
         if self.containment is not None:
             self.containment.remove()
+        if after_kill is not None:
+            after_kill(self)
         if self.channel is not None:
             self.channel.close()
         shutil.rmtree(self.workdir, ignore_errors=True)

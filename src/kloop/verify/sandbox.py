@@ -1,7 +1,8 @@
 """The sandbox process: `python -m kloop.verify.sandbox --fd N`. Untrusted once the candidate loads.
 
 It answers the supervisor's requests over the channel on fd N, one reply per request, and does
-nothing else: `load` (build and import the candidate), `stage` (receive one workload's inputs),
+nothing else: `build` (compile, or take a verified cache hit, without importing: the reply's
+per-file hashes are taken before any candidate code runs), `load` (import the candidate), `stage` (receive one workload's inputs),
 `run` (one call with poisoned destination buffers), `time` (a timing batch on fresh inputs),
 `fetch` (outputs of chosen timed iterations), `bye`. It never sees the seed, the reference, the task
 files or any workload it was not sent. Its stdout/stderr go to a log file nobody parses.
@@ -57,9 +58,15 @@ class Harness:
         self.kept: dict[tuple[int, int], list[Any]] = {}
         self.kept_bytes = 0
         self.policy: SandboxPolicy | None = None
+        self.staged: Any = None
 
     # -- requests -----------------------------------------------------------------------------
-    def load(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def build(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Write the sources, arm the policy, compile into the private staging dir or take a verified hit.
+
+        Nothing of the candidate has run yet, so the manifest sent back (per-file sha256 of a fresh
+        build) is what the compiler made; the supervisor publishes it once this process is dead.
+        """
         from kloop.task.schema import Solution
 
         solution = Solution.model_validate(req["solution"])
@@ -71,8 +78,26 @@ class Harness:
         sys.path.insert(0, str(src))
         filesystem = self._arm_policy(req)
         try:
-            built = _build(solution, self.device, Path(req["cache_dir"]), src)
-        except Exception as exc:  # any failure to build or import is the candidate's compile error
+            self.staged = _compile(solution, self.device, Path(req["cache_dir"]), self.workdir)
+        except Exception as exc:  # any failure to build is the candidate's compile error
+            return {"ok": False, "kind": "compile", "error": _describe(exc), "filesystem": filesystem}, {}
+        staged = self.staged
+        return {"ok": True, "filesystem": filesystem, "cache_key": staged.key, "cache_hit": staged.hit,
+                "manifest": None if staged.hit else staged.manifest, "refused": staged.refused}, {}
+
+    def load(self, req: dict[str, Any], t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Import the built candidate (its import-time code runs here); builds first if not yet built."""
+        from kloop.builder.dispatch import load_staged
+
+        filesystem = None
+        if self.staged is None:
+            reply, _ = self.build(req, t)
+            if not reply["ok"]:
+                return reply, {}
+            filesystem = reply["filesystem"]
+        try:
+            built = load_staged(self.staged)
+        except Exception as exc:  # any failure to import is the candidate's compile error
             return {"ok": False, "kind": "compile", "error": _describe(exc), "filesystem": filesystem}, {}
         self.fn = built.fn
         self.dps = bool(built.destination_passing)
@@ -219,10 +244,10 @@ class Harness:
 
     def _arm_policy(self, req: dict[str, Any]) -> str:
         """Audit hook (readable refusals) plus, where the kernel has it, a Landlock ruleset (no bypass)."""
-        writable = [str(self.workdir), req["cache_dir"]]
-        allow = [*python_roots(), *SYSTEM_ROOTS, *writable, *req.get("allow", [])]
+        writable, cache = [str(self.workdir)], req["cache_dir"]  # the shared build cache: read only
+        allow = [*python_roots(), *SYSTEM_ROOTS, *writable, cache, *req.get("allow", [])]
         deny, read = list(req.get("deny", [])), [*allow, *_runtime_roots()]
-        self.policy = SandboxPolicy(allow=allow, deny=deny)
+        self.policy = SandboxPolicy(allow=allow, deny=deny, read_only=[cache])
         self.policy.install()
         abi = landlock.restrict(read=read, write=[*writable, "/dev"], deny=deny)
         return f"filesystem: landlock abi {abi}" if abi else "filesystem: audit hook only"
@@ -258,15 +283,16 @@ def _describe(exc: BaseException) -> str:
     return text if len(text) < 2000 else text[:2000] + "..."
 
 
-def _build(solution: Any, device: str, cache_dir: Path, solution_dir: Path) -> Any:
-    from kloop.builder import build_solution
+def _compile(solution: Any, device: str, cache_dir: Path, workdir: Path) -> Any:
+    from kloop.builder.cache import SANDBOX_STAGING
+    from kloop.builder.dispatch import compile_solution
 
-    return build_solution(solution, device=device, cache_dir=cache_dir, solution_dir=solution_dir)
+    return compile_solution(solution, device=device, cache_dir=cache_dir, staging_dir=workdir / SANDBOX_STAGING)
 
 
 def serve(channel: Channel, harness: Harness) -> int:
     """Answer requests until `bye` or the channel closes; every reply echoes the request's nonce."""
-    handlers = {"load": harness.load, "stage": harness.stage, "run": harness.run,
+    handlers = {"build": harness.build, "load": harness.load, "stage": harness.stage, "run": harness.run,
                 "time": harness.time, "fetch": harness.fetch}  # fmt: skip
     while True:
         try:

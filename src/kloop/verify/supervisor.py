@@ -50,6 +50,8 @@ class Verification:
         self.phase_ns: dict[str, int] = {}
         self.geomean: tuple[float, list[float]] | None = None
         self.log_paths: dict[str, Path] = {}
+        self.staged_builds: dict[str, dict] = {}
+        """label -> manifest of a build a sandbox compiled (hashed before its code ran), to publish."""
 
     # -- entry ---------------------------------------------------------------------------------
     def run(self) -> VerifyResult:
@@ -66,7 +68,7 @@ class Verification:
             t0 = time.perf_counter_ns()
             for box in (self.candidate, self.base_box):
                 if box is not None:
-                    box.close()
+                    box.close(after_kill=self._publish_build)
             self.phase_ns["close"] = time.perf_counter_ns() - t0
         for name in ("runtime", "timeout", "memory", "protocol"):
             if self.book.ok(name) and self.results:
@@ -109,6 +111,8 @@ class Verification:
                 self.results.append(result)
                 if result.status in (VerifyStatus.RUNTIME_ERROR, VerifyStatus.TIMEOUT, VerifyStatus.REJECTED):
                     break
+            if all(r.status is VerifyStatus.PASSED for r in self.results) and self.book.status() is VerifyStatus.PASSED:
+                self._cover(judge, listed)
             for name, ns in judge.phase_ns.items():
                 self.phase_ns[name] = ns
         except SandboxFailure as exc:
@@ -118,6 +122,18 @@ class Verification:
             self._time(listed, judge)
         else:
             self._skip_timing("candidate did not pass correctness")
+
+    def _cover(self, judge: WorkloadJudge, listed: list[Workload]) -> None:
+        """Input coverage beyond the declared distribution (`kloop.verify.coverage`)."""
+        from kloop.verify.coverage import judge_coverage
+
+        assert self.candidate is not None
+        t0 = time.perf_counter_ns()
+        results, notes = judge_coverage(judge, self.candidate, listed, self.options.timeout_s)
+        self.results.extend(results)
+        regimes = [r.uuid.split("-")[1] for r in results]
+        self.book.note("numeric", "coverage: " + ", ".join(regimes or ["none"]) + (f"; {'; '.join(notes)}" if notes else ""))
+        self.phase_ns["coverage"] = time.perf_counter_ns() - t0
 
     def _select_workloads(self) -> tuple[list[Workload], list[Workload]]:
         from kloop.task.inputs import heldout_workloads
@@ -140,10 +156,13 @@ class Verification:
                                                  self.task.baseline_path) if p is not None]  # fmt: skip
         timeout = max(self.options.timeout_s, BUILD_TIMEOUT_FLOOR_S) if self.options.build_timeout_s is None \
             else self.options.build_timeout_s
-        reply, _ = box.request("load", {"solution": solution.model_dump(mode="json"), "cache_dir": str(self.cache_dir),
-                                        "deny": deny}, timeout_s=timeout)  # fmt: skip
+        reply, _ = box.request("build", {"solution": solution.model_dump(mode="json"), "cache_dir": str(self.cache_dir),
+                                         "deny": deny}, timeout_s=timeout)  # fmt: skip
         if candidate and reply.get("filesystem"):
-            self.book.passed("sandbox_policy", str(reply["filesystem"]))
+            self.book.passed("sandbox_policy", f"{reply['filesystem']}; {box.policy()}")
+        if reply.get("ok"):
+            self._note_build(box, reply, candidate=candidate)
+            reply, _ = box.request("load", {}, timeout_s=timeout)
         if not reply.get("ok"):
             if candidate:
                 self.book.failed("build", str(reply.get("error", "build failed"))[:2000])
@@ -156,6 +175,25 @@ class Verification:
             if threads:
                 self.book.failed("background_threads", f"threads started at import: {threads}")
         return True
+
+    def _note_build(self, box: SandboxProcess, reply: dict, *, candidate: bool) -> None:
+        """Keep a fresh build's manifest for publishing; say when a cache entry failed its hash check."""
+        if isinstance(reply.get("manifest"), dict):
+            self.staged_builds[box.label] = reply["manifest"]
+        if candidate and reply.get("refused"):
+            self.book.passed("build", f"cache entry not trusted and rebuilt: {str(reply['refused'])[:200]}")
+
+    def _publish_build(self, box: SandboxProcess) -> None:
+        """After the box is dead: publish its build if its files still hash as reported before its code ran."""
+        from kloop.builder.cache import SANDBOX_STAGING, BuildCache
+
+        manifest = self.staged_builds.pop(box.label, None)
+        if manifest is None:
+            return
+        key = str(manifest.get("key", ""))
+        why = BuildCache(self.cache_dir).publish(box.workdir / SANDBOX_STAGING / key[:2] / key, manifest)
+        if why is not None and "changed after" in why and box is self.candidate:
+            self.book.failed("sandbox_policy", f"the candidate's {why}; not published to the build cache")
 
     def _record_failure(self, exc: SandboxFailure, where: str = "") -> None:
         check = FAILURE_CHECK.get(exc.kind, "runtime")

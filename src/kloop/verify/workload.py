@@ -209,7 +209,7 @@ class WorkloadJudge:
     def check_values(self, runs: list[list[Any]], ref: dict[str, Any], where: str, heldout: bool,
                      statuses: list[VerifyStatus], result: WorkloadResult) -> None:  # fmt: skip
         from kloop.task.shapes import comparator_for, tolerance_for
-        from kloop.verify.compare import compare, same, unwritten
+        from kloop.verify.compare import compare, disagreement, same, unwritten
 
         book = self.book
         max_abs = max_rel = 0.0
@@ -232,9 +232,9 @@ class WorkloadJudge:
                 else:
                     book.passed("finite")
                     book.passed(numeric_check, f"max abs err {max_abs:.3g}")
-            agree, diff = same(a, b, tol)
+            agree, _ = same(a, b, tol)
             if not agree:
-                statuses.append(book.failed("determinism", f"{where}: {name} differs between two runs (max diff {diff:.3g})"))
+                statuses.append(book.failed("determinism", f"{where}: {name} differs between two runs ({disagreement(a, b, tol)})"))
             else:
                 book.passed("determinism")
         result.max_abs_error, result.max_rel_error = max_abs, max_rel

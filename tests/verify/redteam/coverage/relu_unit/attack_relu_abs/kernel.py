@@ -1,0 +1,4 @@
+
+
+def run(x):
+    return x.abs()

@@ -1,0 +1,6 @@
+import torch
+
+
+def run(x):
+    e = torch.exp(x)
+    return e / e.sum(-1, keepdim=True)

@@ -1,0 +1,200 @@
+"""Containment: each sandbox's cgroups and namespaces, and the red team that tries to get out of them.
+
+The attacks in tests/verify/redteam/{containment,network,secrets}/ do the harmful thing for real
+(a helper that outlives the box and renices later ones, renicing and pinning the sibling baseline
+box, widening CPUs, filling and littering /dev/shm, reaching listening sockets, reading the
+supervisor's environ and stack for the seed secret). Where an attack's success would be invisible
+in a verdict it raises a "CANARY" error instead, so a failed defence fails these tests outright,
+and each test also checks the host afterwards (no survivor, nothing left in /dev/shm, no bytes
+arrived on the listener, the secret nowhere in the verdict or the log).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kloop.task.load import load_task
+from kloop.verify import VerifyOptions, VerifyResult, VerifyStatus, verify
+from kloop.verify.cgroups import Containment, Limits, pick_cpus
+from kloop.verify.contain import namespaces_available, wrap
+from kloop.verify.process import SandboxProcess
+
+HERE = Path(__file__).parent
+REDTEAM = HERE / "redteam"
+TASK = HERE / "tasks" / "rmsnorm_tiny"
+S = VerifyStatus
+NEEDS_NS = pytest.mark.skipif(not namespaces_available(), reason="unshare cannot create PID/net/mount namespaces here")
+
+
+def _groups_or_skip(label: str, limits: Limits) -> Containment:
+    box = Containment.create(label, limits)
+    if not box.dirs:
+        pytest.skip(f"no writable cgroup v1 controller under /sys/fs/cgroup ({box.missing})")
+    return box
+
+
+def _options(tmp_path: Path, *, timing: bool = False) -> VerifyOptions:
+    return VerifyOptions(device="cpu", timing=timing, speedup=timing, timeout_s=20, build_timeout_s=60,
+                         memory_limit_mb=2048, iterations=4, rounds=2, warmup=1, recheck=2, workloads=1,
+                         log_dir=tmp_path / "logs", cache_dir=tmp_path / "cache", prestart=True)  # fmt: skip
+
+
+def _verify(group: str, name: str, tmp_path: Path, *, timing: bool = False) -> VerifyResult:
+    return verify(load_task(TASK), REDTEAM / group / name, _options(tmp_path, timing=timing))
+
+
+def _with_marker(marker: bytes) -> list[int]:
+    """Host pids whose command line carries `marker` (zombies have none, so they do not count)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if marker in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def _no_canary(result: VerifyResult) -> None:
+    assert not any("CANARY" in r for r in result.reasons), result.reasons
+
+
+# -- the mechanisms themselves ----------------------------------------------------------------
+def test_containment_freezes_counts_cpu_and_kills_what_left_the_process_group(tmp_path: Path) -> None:
+    box = _groups_or_skip("test", Limits(cpus=pick_cpus(1), memory_bytes=256 << 20, pids_max=64))
+    script = "import os, subprocess, sys\n" \
+             "subprocess.Popen([sys.executable, '-c', 'while True: pass', 'kloop-test-busy-helper'], start_new_session=True)\n" \
+             "while True: pass\n"  # fmt: skip
+    launch = wrap([sys.executable, "-c", script], box, use_namespaces=False)
+    proc = subprocess.Popen(launch.argv, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(box.pids()) < 2 or not _with_marker(b"kloop-test-busy-helper"):
+            assert time.monotonic() < deadline and proc.poll() is None, "the helper never started"
+            time.sleep(0.05)
+        if "freezer" in box.dirs and "cpuacct" in box.dirs:
+            assert box.freeze()
+            frozen = box.cpu_time_ns()
+            time.sleep(0.2)
+            assert box.cpu_time_ns() == frozen  # nothing in the box ran while frozen
+            assert box.thaw()
+            while box.cpu_time_ns() == frozen:
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        os.killpg(proc.pid, 9)  # the process-group kill the supervisor used to rely on
+        proc.wait()
+        assert _with_marker(b"kloop-test-busy-helper"), "the setsid helper should have survived the killpg"
+        box.kill()
+        while _with_marker(b"kloop-test-busy-helper"):
+            assert time.monotonic() < deadline, "Containment.kill left the helper alive"
+            time.sleep(0.02)
+    finally:
+        box.remove()
+        if proc.poll() is None:
+            proc.kill()
+    assert not box.dirs
+
+
+@NEEDS_NS
+def test_sandbox_has_its_own_namespaces_cpus_and_private_shm(tmp_path: Path) -> None:
+    box = SandboxProcess(device="cpu", threads=1, memory_limit_mb=1024, log_path=tmp_path / "log.txt").start()
+    try:
+        box.wait_ready()
+        pid = box.sandbox_pid()
+        assert pid is not None
+        for ns in ("pid", "net", "mnt"):
+            assert os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}"), ns
+        mounts = Path(f"/proc/{pid}/mountinfo").read_text()
+        shm = [line for line in mounts.splitlines() if " /dev/shm " in line]
+        assert shm and "kloop-shm" in shm[-1] and "size=262144k" in shm[-1], shm  # 256 MB
+        status = Path(f"/proc/{pid}/status").read_text()
+        allowed = next(line.split(":", 1)[1].strip() for line in status.splitlines() if line.startswith("Cpus_allowed_list"))
+        want = pick_cpus(1)
+        assert allowed == ",".join(str(c) for c in want) or (len(want) == 1 and allowed == str(want[0]))
+        assert box.containment is not None and pid in box.containment.pids()
+    finally:
+        box.close()
+    assert box.containment is not None and not box.containment.dirs
+
+
+# -- the red team ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("name", "marker"), [("attack_setsid_helper", b"kloop-redteam-helper-setsid"),
+                                              ("attack_double_fork", b"kloop-redteam-helper-doublefork")])
+def test_helpers_do_not_outlive_their_sandbox(name: str, marker: bytes, tmp_path: Path) -> None:
+    result = _verify("containment", name, tmp_path)
+    _no_canary(result)
+    assert result.status is S.PASSED, result.reasons  # harmless once contained: nothing of it survives
+    deadline = time.monotonic() + 10
+    while _with_marker(marker):
+        assert time.monotonic() < deadline, f"{name}: helper {_with_marker(marker)} outlived the verification"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(("name", "timing"), [("attack_renice_sibling", True), ("attack_realtime_priority", False),
+                                              ("attack_affinity_widen", False), ("attack_threads_children", False)])
+def test_box_cannot_touch_its_sibling_or_widen_its_cpus(name: str, timing: bool, tmp_path: Path) -> None:
+    if len(os.sched_getaffinity(0)) < 2 and name in ("attack_affinity_widen", "attack_threads_children"):
+        pytest.skip("one CPU here: there is nothing to widen to")
+    result = _verify("containment", name, tmp_path, timing=timing)
+    _no_canary(result)
+    assert result.status is S.PASSED, result.reasons
+
+
+@pytest.mark.parametrize("name", ["attack_shm_fill", "attack_shm_persist"])
+def test_dev_shm_is_private_bounded_and_gone_afterwards(name: str, tmp_path: Path) -> None:
+    before = set(os.listdir("/dev/shm"))
+    result = _verify("containment", name, tmp_path)
+    _no_canary(result)
+    assert result.status in (S.PASSED, S.RUNTIME_ERROR, S.COMPILE_ERROR), result.reasons
+    left = {n for n in set(os.listdir("/dev/shm")) - before if n.startswith("kloop-redteam")}
+    assert not left, f"{name} left {left} in the host's /dev/shm"
+
+
+@NEEDS_NS
+def test_no_network_reaches_out_of_the_sandbox(tmp_path: Path) -> None:
+    token = secrets.token_hex(4)
+    with socket.socket() as tcp, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as unix:
+        tcp.bind(("127.0.0.1", 0))
+        tcp.listen(8)
+        unix.bind(f"\0kloop-redteam-{token}")
+        unix.listen(8)
+        for name in ("attack_network_tcp", "attack_network_unix_abstract", "attack_network_udp"):
+            result = _verify("network", name, tmp_path / name)
+            _no_canary(result)
+            assert result.status is S.PASSED, (name, result.reasons)
+        for listener in (tcp, unix):
+            listener.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                listener.accept()  # nobody connected
+
+
+@pytest.mark.parametrize("name", ["attack_environ_python", "attack_environ_ctypes"])
+def test_seed_secret_is_not_readable_from_the_sandbox(name: str, tmp_path: Path) -> None:
+    """A real `kloop verify --seed-secret` process holds the secret in its own environ block."""
+    secret = f"kloop-redteam-secret-{secrets.token_hex(8)}"
+    out = tmp_path / "verdict.json"
+    kloop = Path(sys.executable).with_name("kloop")
+    cmd = [str(kloop), "verify", str(TASK), str(REDTEAM / "secrets" / name), "--seed-secret", "--no-timing",
+           "--workloads", "1", "--json", str(out), "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+    env = {**os.environ, "KLOOP_SEED_SECRET": secret, "KLOOP_HOME": str(tmp_path / "home")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    verdict = json.loads(out.read_text())
+    assert "CANARY" not in json.dumps(verdict), verdict["reasons"]
+    for text in (proc.stdout, proc.stderr, out.read_text(),
+                 *(p.read_text(errors="replace") for p in (tmp_path / "logs").rglob("*") if p.is_file())):
+        assert secret not in text
+    if verdict["status"] == "REJECTED":  # the audit hook refused a foreign /proc entry
+        assert any(r.startswith("sandbox_policy") for r in verdict["reasons"]), verdict["reasons"]
+    else:
+        assert verdict["status"] == "PASSED", verdict["reasons"]

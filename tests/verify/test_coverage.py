@@ -1,0 +1,133 @@
+"""Input coverage: a kernel right only on the declared [0, 1) must fail; honest kernels still pass.
+
+The tasks in tests/verify/tasks/{relu,softmax,rmsnorm,matmul}_unit declare their inputs uniform in
+[0, 1), as a KernelBench import does. The attacks in tests/verify/redteam/coverage/ are exact on
+that range and wrong elsewhere (ReLU as the identity, softmax without max-subtraction, RMSNorm with
+eps outside the square root, ...).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kloop.task.inputs import COVERAGE_REGIMES, coverage_inputs, make_inputs
+from kloop.task.load import load_task
+from kloop.verify import VerifyOptions, VerifyResult, VerifyStatus, verify
+
+HERE = Path(__file__).parent
+COVERAGE = HERE / "redteam" / "coverage"
+TASKS = HERE / "tasks"
+S = VerifyStatus
+
+ATTACKS = sorted(f"{p.parent.name}/{p.name}" for p in COVERAGE.glob("*/attack_*") if p.parent.name != "relu_narrowed")
+HONEST = sorted(f"{p.parent.name}/{p.name}" for p in COVERAGE.glob("*/honest_*"))
+
+
+def _verify(task: str, solution: str, tmp_path: Path) -> VerifyResult:
+    options = VerifyOptions(device="cpu", timing=False, speedup=False, timeout_s=20, build_timeout_s=60,
+                            memory_limit_mb=2048, log_dir=tmp_path / "logs", cache_dir=tmp_path / "cache",
+                            prestart=True)  # fmt: skip
+    return verify(load_task(TASKS / task), COVERAGE / solution, options)
+
+
+def test_the_declared_inputs_alone_would_pass_every_attack() -> None:
+    """The premise: on [0, 1) each attack is exact, so only coverage can catch it."""
+    import torch
+
+    from kloop.task.reference import load_reference
+
+    for name in ATTACKS:
+        task_name, attack = name.split("/")
+        task = load_task(TASKS / task_name)
+        workload = task.workloads[0]
+        inputs = make_inputs(task.definition, workload, seed=1234)
+        assert all(float(v.min()) >= 0 for v in inputs.values())
+        namespace: dict = {}
+        exec((COVERAGE / name / "kernel.py").read_text(), namespace)
+        ref = load_reference(task.definition)(*inputs.values())
+        assert torch.allclose(namespace["run"](*inputs.values()), ref, rtol=1e-4, atol=1e-5), attack
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_kernels_right_only_on_the_declared_range_fail(name: str, tmp_path: Path) -> None:
+    task, _ = name.split("/")
+    result = _verify(task, name, tmp_path)
+    assert result.status is S.INCORRECT_NUMERICAL, result.reasons
+    assert set(result.failed_checks()) & {"numeric", "finite"}, result.reasons
+    assert any("inputs" in r and any(regime in r for regime in COVERAGE_REGIMES) for r in result.reasons), result.reasons
+
+
+@pytest.mark.parametrize("name", HONEST)
+def test_honest_kernels_pass_every_regime(name: str, tmp_path: Path) -> None:
+    task, _ = name.split("/")
+    result = _verify(task, name, tmp_path)
+    assert result.passed, result.reasons
+    detail = next(c.detail for c in result.checks if c.name == "numeric")
+    assert detail.startswith("coverage: "), detail
+    judged = [w.uuid.split("-")[1] for w in result.workloads if w.uuid.startswith("coverage-")]
+    assert judged and set(judged) <= set(COVERAGE_REGIMES), judged
+
+
+def test_a_task_can_narrow_coverage_with_a_reason(tmp_path: Path) -> None:
+    result = _verify("relu_narrowed", "relu_narrowed/attack_relu_identity", tmp_path)
+    assert result.passed, result.reasons
+    detail = next(c.detail for c in result.checks if c.name == "numeric")
+    assert "coverage: none" in detail and "only ever fed probabilities" in detail
+
+
+def test_regimes_where_the_task_precision_cannot_answer_are_skipped_not_failed(tmp_path: Path) -> None:
+    """exp in float32: at `wide` scale the float64 answer is finite but beyond float32, so it is skipped."""
+    import json
+    import shutil
+
+    task_dir = shutil.copytree(TASKS / "relu_unit", tmp_path / "exp_unit")
+    definition = json.loads((task_dir / "definition.json").read_text())
+    definition["reference"] = "import torch\n\ndef run(x):\n    return torch.exp(x)\n"
+    (task_dir / "definition.json").write_text(json.dumps(definition))
+    solution = tmp_path / "honest_exp"
+    shutil.copytree(COVERAGE / "relu_unit" / "honest_relu", solution)
+    (solution / "kernel.py").write_text("import torch\n\n\ndef run(x):\n    return x.exp()\n")
+    options = VerifyOptions(device="cpu", timing=False, speedup=False, log_dir=tmp_path / "logs",
+                            cache_dir=tmp_path / "cache")  # fmt: skip
+    result = verify(load_task(task_dir), solution, options)
+    assert result.passed, result.reasons
+    detail = next(c.detail for c in result.checks if c.name == "numeric")
+    assert "wide inputs skipped" in detail, detail
+
+
+def test_coverage_inputs_are_signed_seeded_and_respect_declared_only() -> None:
+    task = load_task(TASKS / "relu_unit")
+    workload = task.workloads[0]
+    a = coverage_inputs(task.definition, workload, "signed", seed=7)["x"]
+    b = coverage_inputs(task.definition, workload, "signed", seed=7)["x"]
+    c = coverage_inputs(task.definition, workload, "signed", seed=8)["x"]
+    assert float(a.min()) < 0 < float(a.max()) and bool((a == b).all()) and not bool((a == c).all())
+    tiny = coverage_inputs(task.definition, workload, "tiny", seed=7)["x"]
+    assert float(tiny.abs().max()) < 1e-3
+    special = coverage_inputs(task.definition, workload, "special", seed=7)["x"]
+    assert bool((special == 0).any()) and bool((special.abs() == 1).any())
+    narrowed = task.definition.model_copy(deep=True)
+    from kloop.task.settings import CoverageSpec
+
+    narrowed.settings.coverage = CoverageSpec(declared_only=["x"], reason="x is a probability here")
+    kept = coverage_inputs(narrowed, workload, "wide", seed=7)["x"]
+    assert float(kept.min()) >= 0 and float(kept.max()) < 1
+
+
+def test_determinism_message_for_nan_and_inf_outputs() -> None:
+    import torch
+
+    from kloop.task.shapes import tolerance_for
+    from kloop.verify.compare import disagreement, same
+
+    tol = tolerance_for(load_task(TASKS / "relu_unit").definition, "y")
+    nan = torch.full((4,), float("nan"))
+    assert same(nan, nan.clone(), tol)[0]  # all-NaN twice is deterministic (finite catches the NaN)
+    mixed = torch.tensor([float("nan"), 1.0, 2.0, 3.0])
+    assert not same(mixed, torch.tensor([0.5, 1.0, 2.0, 3.0]), tol)[0]
+    assert "1 NaN in one run only" in disagreement(mixed, torch.tensor([0.5, 1.0, 2.0, 3.0]), tol)
+    assert not same(torch.tensor([float("inf")]), torch.tensor([float("-inf")]), tol)[0]
+    assert "max diff 0" not in disagreement(nan, torch.zeros(4), tol)
+    assert "4/4 elements differ" in disagreement(nan, torch.zeros(4), tol)
