@@ -17,7 +17,7 @@ ROWSCALE = TASKS / "rowscale"
 
 VECTORIZED = "import torch\n\n\ndef run(x, w):\n    return x * w\n"
 # Fast enough on the real verifier for the tests: few iterations, one held-out workload.
-FAST_VERIFY: dict[str, Any] = {"iterations": 5, "rounds": 2, "warmup": 1, "heldout": 1, "recheck": 1, "timeout_s": 60,
+FAST_VERIFY: dict[str, Any] = {"iterations": 2, "rounds": 6, "warmup": 1, "heldout": 1, "recheck": 1, "timeout_s": 60,
                                "workloads": 1}
 
 

@@ -1,8 +1,16 @@
 """The gate: a candidate counts only if every condition holds, and each failed one says why.
 
 accepted = writer finished ∧ allowed paths ∧ integrity ∧ verify passed
-           ∧ (speedup CI lower bound > current best ∨ declared non-speed goal met)
+           ∧ (speed rule ∨ declared non-speed goal met)
            ∧ reviewer accepts
+
+Speed rule: the verifier timed the candidate and the current best in the same rounds, on the
+same fresh inputs (`summary.incumbent`; while the best is still the baseline, `summary.comparison`
+is that comparison). The one-sided lower confidence bound of candidate / best at
+`SPEED_RULE.confidence` must exceed `SPEED_RULE.min_gain`. The best is re-measured every time,
+so a best that was lucky once does not raise the bar for later rounds (no ratchet), and a round
+that is no faster than the best is accepted with probability at most 1 - confidence. Verdicts
+without those statistics (a fake verifier) fall back to: CI lower bound > the bar passed in.
 """
 
 from __future__ import annotations
@@ -10,8 +18,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kloop.agents.base import AgentStatus, Decision, Severity, Verdict
-from kloop.verify.result import VerifyResult
+from kloop.verify.result import Comparison, VerifyResult
 
+
+@dataclass(frozen=True)
+class SpeedRule:
+    """When a measured gain counts: one-sided confidence of the lower bound, and the least gain."""
+
+    confidence: float = 0.99
+    min_gain: float = 1.01
+
+
+SPEED_RULE = SpeedRule()
 NON_SPEED_GOALS = {"tunables", "refactor"}
 # A non-speed goal may cost a little speed, never a clear regression.
 GOAL_TOLERANCE = 0.95
@@ -27,7 +45,9 @@ class GateInput:
     path_violations: list[str] = field(default_factory=list)
     integrity_problems: list[str] = field(default_factory=list)
     verify: VerifyResult | None = None
-    best_speedup: float = 1.0  # the bar: the current best's upper CI bound
+    best_speedup: float = 1.0  # the fallback bar: the current best's upper CI bound
+    best_is_baseline: bool = True  # the current best is the task's baseline (round 0)
+    rule: SpeedRule = SPEED_RULE
     goal: str | None = None
     declares_tunables: bool = False
     verdict: Verdict | None = None
@@ -40,13 +60,26 @@ class GateDecision:
     reasons: list[str]
 
 
+def direct(inp: GateInput) -> Comparison | None:
+    """The candidate against the current best, timed in the same rounds, when the verifier did that."""
+    summary = inp.verify.summary if inp.verify else None
+    if summary is None:
+        return None
+    if summary.incumbent is not None:
+        return summary.incumbent
+    return summary.comparison if inp.best_is_baseline else None
+
+
 def _speed_reason(inp: GateInput) -> str | None:
     summary = inp.verify.summary if inp.verify else None
     value = summary.speedup_geomean if summary else None
-    if value is None:
+    if value is None or summary is None:
         note = summary.timing_note if summary and summary.timing_note else "no timing"
         return f"speed: no speedup measured ({note})"
     lo, hi = summary.speedup_ci or [value, value]
+    versus = direct(inp)
+    if versus is not None:
+        return _direct_reason(inp, versus)
     if lo > inp.best_speedup:
         return None
     if inp.goal:
@@ -55,15 +88,30 @@ def _speed_reason(inp: GateInput) -> str | None:
             f"{inp.best_speedup:.2f}x (its upper CI bound)")
 
 
-def _goal_reason(inp: GateInput, value: float, hi: float) -> str | None:
+def _direct_reason(inp: GateInput, versus: Comparison) -> str | None:
+    from kloop.verify.stats import LogRatio
+
+    ratio = LogRatio(versus.log_mean, versus.log_se, versus.df, versus.replicates)
+    bound = ratio.lower(inp.rule.confidence)
+    if bound > inp.rule.min_gain:
+        return None
+    if inp.goal:  # a non-speed goal may cost a little speed: the best re-measured is the reference
+        return _goal_reason(inp, ratio.speedup, ratio.ci()[1], bar=1.0)
+    return (f"speed: {ratio.speedup:.3f}x the current best, timed in the same rounds; its "
+            f"{inp.rule.confidence:.0%} lower bound {bound:.3f} does not clear the current best by "
+            f"{inp.rule.min_gain - 1:.0%}")
+
+
+def _goal_reason(inp: GateInput, value: float, hi: float, bar: float | None = None) -> str | None:
     goal = inp.goal or ""
+    best = inp.best_speedup if bar is None else bar
     if goal not in NON_SPEED_GOALS:
         return f"goal: {goal!r} is not a goal kloop can check (known: {', '.join(sorted(NON_SPEED_GOALS))})"
     if goal == "tunables" and not inp.declares_tunables:
         return "goal: 'tunables' declared but solution.json declares no kloop.tunables"
-    if hi < inp.best_speedup * GOAL_TOLERANCE:
+    if hi < best * GOAL_TOLERANCE:
         return (f"goal: {goal!r} met but {value:.2f}x (CI hi {hi:.2f}) is a clear regression from "
-                f"{inp.best_speedup:.2f}x")
+                f"{best:.2f}x")
     return None
 
 
@@ -95,3 +143,11 @@ def decide(inp: GateInput) -> GateDecision:
         high = [f.text for f in inp.verdict.findings if f.severity is Severity.high]
         reasons.append("reviewer: rejected: " + ("; ".join(high[:3]) or inp.verdict.summary))
     return GateDecision(not reasons, reasons)
+
+
+def best_speed_now(verify: VerifyResult | None, fallback: float) -> float:
+    """The current best's speedup over the baseline as re-measured in this verification, if it was."""
+    summary = verify.summary if verify else None
+    if summary is None or summary.incumbent is None or not summary.speedup_geomean:
+        return fallback
+    return summary.speedup_geomean / summary.incumbent.speedup_geomean

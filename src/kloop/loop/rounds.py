@@ -27,7 +27,7 @@ from kloop.agents.base import (
 )
 from kloop.errors import BadInput, HarnessFailure
 from kloop.loop.context import RunContext
-from kloop.loop.gate import GateInput, decide
+from kloop.loop.gate import GateInput, best_speed_now, decide
 from kloop.loop.lineage import CandidateRecord
 from kloop.loop.prompts import PromptContext, reviewer_prompt, writer_prompt
 from kloop.loop.services import call_agent
@@ -130,7 +130,7 @@ class RoundRunner:
         attempt.integrity += _kloop_changed(digest, kloop_before, "the writer's turn")
         if self._verifiable(attempt):
             self._step(state, "verify")
-            self._verify(number, art, attempt)
+            self._verify(number, art, attempt, inp.best)
             crash_point("after_verify", number)
             self._step(state, "review")
             self._review(number, inp, art, attempt)
@@ -221,10 +221,12 @@ class RoundRunner:
                 attempt.config = None
         return target
 
-    def _verify(self, number: int, art: Path, attempt: Attempt) -> None:
+    def _verify(self, number: int, art: Path, attempt: Attempt, best: CandidateRecord) -> None:
         candidate = self._candidate_dir(art, attempt)
-        try:
-            result = self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(), art / "logs")
+        incumbent = self.paths.round_dir(best.round) / "candidate" if best.round > 0 else None
+        try:  # the best is timed in the same rounds: the gate compares with it directly
+            result = self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(), art / "logs",
+                                          incumbent=incumbent if incumbent is not None and incumbent.is_dir() else None)
         except HarnessFailure as exc:
             raise Blocked(f"round {number}: the verifier could not judge: {exc}") from exc
         attempt.verify = result
@@ -243,7 +245,7 @@ class RoundRunner:
             speedup_ci=summary.speedup_ci if summary else None,
             workloads=[WorkloadMeasure(uuid=w.uuid, axes=w.axes, status=w.status.value, speedup=w.speedup)
                        for w in (verify.workloads if verify else [])],
-            best_speedup=bar_of(inp.best),
+            best_speedup=best_speed_now(verify, bar_of(inp.best)),
             listed_axes=self.task.listed_axes,
             plan=self.ctx.plan(),
         )
@@ -275,7 +277,7 @@ class RoundRunner:
             agent_status=attempt.result.status, agent_message=attempt.result.final_message,
             changed_paths=attempt.changed, path_violations=attempt.violations,
             integrity_problems=attempt.integrity, verify=attempt.verify,
-            best_speedup=bar_of(inp.best), goal=attempt.claim.goal,
+            best_speedup=bar_of(inp.best), best_is_baseline=inp.best.round == 0, goal=attempt.claim.goal,
             declares_tunables=attempt.declares_tunables, verdict=attempt.verdict,
             reviewer_problem=attempt.reviewer_problem,
         ))

@@ -19,10 +19,15 @@ FAKE_VERDICT_FILE = "FAKE_VERDICT.json"
 
 
 class Verifier(Protocol):
-    """Judges one candidate solution directory against the sealed task."""
+    """Judges one candidate solution directory against the sealed task.
+
+    `incumbent`: the current best's solution directory, timed in the same rounds as the candidate
+    so the gate can compare the two directly (None while the best is the baseline).
+    """
 
     def verify(
-        self, task_dir: Path, solution_dir: Path, manifest: dict[str, str], log_dir: Path, timing: bool = True
+        self, task_dir: Path, solution_dir: Path, manifest: dict[str, str], log_dir: Path, timing: bool = True,
+        incumbent: Path | None = None,
     ) -> VerifyResult: ...
 
 
@@ -34,7 +39,8 @@ class KloopVerifier:
         self.overrides = dict(overrides or {})
 
     def verify(
-        self, task_dir: Path, solution_dir: Path, manifest: dict[str, str], log_dir: Path, timing: bool = True
+        self, task_dir: Path, solution_dir: Path, manifest: dict[str, str], log_dir: Path, timing: bool = True,
+        incumbent: Path | None = None,
     ) -> VerifyResult:
         from kloop.task.load import load_task
         from kloop.verify import verify
@@ -43,6 +49,7 @@ class KloopVerifier:
         task = load_task(task_dir)
         options = VerifyOptions.model_validate(
             {"device": self.device, "expected_manifest": manifest or None, "log_dir": log_dir, **self.overrides,
+             **({"incumbent_path": incumbent} if incumbent is not None and timing else {}),
              **({} if timing else {"timing": False, "speedup": False})}
         )
         try:
@@ -65,7 +72,8 @@ class FakeVerifier:
         self.calls: list[Path] = []
 
     def verify(
-        self, task_dir: Path, solution_dir: Path, manifest: dict[str, str], log_dir: Path, timing: bool = True
+        self, task_dir: Path, solution_dir: Path, manifest: dict[str, str], log_dir: Path, timing: bool = True,
+        incumbent: Path | None = None,
     ) -> VerifyResult:
         self.calls.append(solution_dir)
         path = solution_dir / FAKE_VERDICT_FILE

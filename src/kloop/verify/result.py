@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kloop.task.schema import VerifyStatus  # the one status enum (FIB's outcomes + REJECTED)
 
-
 # Worst first: the overall status is the most severe status any check or workload produced.
 STATUS_SEVERITY: list[VerifyStatus] = [
     VerifyStatus.REJECTED,
@@ -71,7 +70,28 @@ class WorkloadResult(_Model):
     speedup: float | None = None
     """baseline_latency_ms / latency_ms."""
     speedup_ci: list[float] | None = None
-    """Bootstrap 95% confidence interval of the speedup (kloop extension)."""
+    """95% confidence interval of the speedup from paired per-round log ratios (kloop extension)."""
+    incumbent_speedup: float | None = None
+    """Speedup over the current best, timed in the same rounds (only when the loop asked for it)."""
+    incumbent_speedup_ci: list[float] | None = None
+    """95% confidence interval of `incumbent_speedup`."""
+
+
+class Comparison(_Model):
+    """One geometric-mean speedup with the statistics a gate needs to set its own confidence."""
+
+    speedup_geomean: float
+    """exp(log_mean): geometric mean over workloads of the per-round latency ratios."""
+    speedup_ci: list[float]
+    """Two-sided 95% confidence interval."""
+    log_mean: float
+    """Mean log speedup (per workload: mean over rounds; then mean over workloads)."""
+    log_se: float
+    """Standard error of `log_mean`, from the spread of the rounds (the replicates)."""
+    df: float
+    """Degrees of freedom of `log_se` (rounds - 1 per workload, Welch-Satterthwaite across them)."""
+    replicates: int
+    """Rounds summed over workloads."""
 
 
 class Summary(_Model):
@@ -80,11 +100,17 @@ class Summary(_Model):
     speedup_geomean: float | None = None
     """Geometric mean over timed workloads of baseline / candidate latency."""
     speedup_ci: list[float] | None = None
-    """Bootstrap 95% confidence interval of the geometric mean."""
+    """95% confidence interval of the geometric mean (paired per-round log ratios, t quantile)."""
     latency_ms_median: float | None = None
     """Median over workloads of the candidate's median latency."""
     timing_note: str | None = None
     """Why there is no speedup when there is none (timing off, interpreter mode, failure)."""
+    comparison: Comparison | None = None
+    """The speedup over the baseline with its log-scale statistics."""
+    incumbent: Comparison | None = None
+    """The speedup over the current best (`VerifyOptions.incumbent_path`), timed in the same rounds."""
+    clock: str | None = None
+    """What decided latency: `cpu-time` (the sandbox cgroup's CPU time) or `wall` (the supervisor's clock)."""
 
 
 class VerifyResult(_Model):
@@ -145,17 +171,19 @@ class VerifyOptions(_Model):
     threads: int = 1
     """CPU threads in the sandbox (torch.set_num_threads), fixed for fair timing."""
     warmup: int = 3
-    """Untimed iterations before each workload's timing."""
-    iterations: int = 20
-    """Least timed iterations per batch (more for fast calls, so each batch lasts ~0.1 s)."""
-    rounds: int = 3
-    """A-B interleaved timing rounds per workload."""
+    """Calls of one discarded batch per box before each workload's rounds."""
+    iterations: int = 2
+    """Least timed calls per batch (more for fast calls, so each batch lasts ~10 ms)."""
+    rounds: int = 16
+    """Timing rounds per workload: each times every box once, in a random order, on fresh inputs."""
     recheck: int = 3
-    """How many timed iterations per workload and sandbox have their outputs re-checked."""
+    """Least timed calls per workload whose outputs are re-checked (more when outputs are small)."""
     seed: int | None = None
     """Secret seed; None draws a fresh one with `secrets` (never logged)."""
     baseline_path: Path | None = None
     """Baseline solution (default: the task's `baseline/`, else the definition's reference)."""
+    incumbent_path: Path | None = None
+    """The current best solution: also timed in every round, for the gate's direct comparison."""
     expected_manifest: dict[str, str] | None = None
     """{relpath: sha256} the task directory must match (the loop's sealed copy)."""
     cache_dir: Path | None = None

@@ -3,8 +3,8 @@
 It answers the supervisor's requests over the channel on fd N, one reply per request, and does
 nothing else: `build` (compile, or take a verified cache hit, without importing: the reply's
 per-file hashes are taken before any candidate code runs), `load` (import the candidate), `stage` (receive one workload's inputs),
-`run` (one call with poisoned destination buffers), `time` (a timing batch on fresh inputs),
-`fetch` (outputs of chosen timed iterations), `bye`. It never sees the seed, the reference, the task
+`run` (one call with poisoned destination buffers), `time` (a timing batch: its inputs arrive and its
+outputs leave with it), `bye`. It never sees the seed, the reference, the task
 files or any workload it was not sent. Its stdout/stderr go to a log file nobody parses.
 """
 
@@ -27,9 +27,6 @@ from kloop.verify import landlock
 from kloop.verify.channel import Channel, ChannelClosed, ProtocolViolation, tensor_digest
 from kloop.verify.clocks import make_clock
 from kloop.verify.policy import SYSTEM_ROOTS, SandboxPolicy, python_roots
-from kloop.verify.stats import fresh_inputs, iteration_seeds
-
-MAX_KEPT_BYTES = 512 << 20  # outputs of timed iterations kept for re-checking
 
 
 def _limit_memory(limit_mb: int, device: str) -> None:
@@ -40,7 +37,7 @@ def _limit_memory(limit_mb: int, device: str) -> None:
 
 
 class Harness:
-    """State of one sandbox: the built candidate, the staged workload, kept timed outputs."""
+    """State of one sandbox: the built candidate and the staged workload."""
 
     def __init__(self, channel: Channel, device: str, workdir: Path) -> None:
         import torch
@@ -55,8 +52,6 @@ class Harness:
         self.dps = True
         self.inputs: dict[str, Any] = {}
         self.output_specs: list[dict[str, Any]] = []
-        self.kept: dict[tuple[int, int], list[Any]] = {}
-        self.kept_bytes = 0
         self.policy: SandboxPolicy | None = None
         self.staged: Any = None
 
@@ -117,8 +112,6 @@ class Harness:
         for name in req["order"]:
             self.inputs[name] = tensors[name].to(self.device) if name in tensors else scalars[name]
         self.output_specs = list(req["outputs"])
-        self.kept.clear()  # refcounts free the kept outputs; a full gc pass would cost ~0.2 s
-        self.kept_bytes = 0
         return {"ok": True}, {}
 
     def run(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -133,45 +126,44 @@ class Harness:
         return {"ok": True, "outputs": meta, "input_digests": digests, "elapsed_ns": elapsed,
                 "new_threads": self._new_threads(), "violations": self._violations()}, tensors
 
-    def time(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        batch, count, warmup = int(req["batch"]), int(req["iterations"]), int(req["warmup"])
-        seeds = iteration_seeds(int(req["seed"]), count + warmup)
-        noop = bool(req.get("noop"))
+    def time(self, req: dict[str, Any], tensors: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One timing batch: every call on its own inputs, sent with this request; outputs go back with it.
+
+        The supervisor's clock runs from sending this request to reading its reply, so the inputs
+        arrive, and every output leaves, inside the timed window: there is nothing to precompute
+        before it and nothing left to finish after it. Each input travels stacked over the calls and
+        each call gets its own copy (its own storage, not a view of the others'); each call's outputs
+        are copied into one stacked tensor per output. Our own per-call times are only a cross-check.
+        """
+        count, noop, poison = int(req["iterations"]), bool(req.get("noop")), req["poison"]
+        order, scalars = list(req["order"]), req.get("scalars", {})
+        self.output_specs = list(req.get("outputs", self.output_specs))
+        stacked = {n: tensors[n].to(self.device) for n in order if n in tensors}
+        calls = [[stacked[n][i].clone() if n in stacked else scalars[n] for n in order] for i in range(count)]
+        slabs = [self.torch.empty([count, *s["shape"]], dtype=getattr(self.torch, s["dtype"]), device=self.device)
+                 for s in self.output_specs]  # fmt: skip
         times: list[int] = []
+        bad: list[int] = []
         gc.disable()  # a collection pass landing in one batch and not another is pure noise
         try:
-            for i, seed in enumerate(seeds):
-                inputs = fresh_inputs(self.inputs, seed)
+            for i, args in enumerate(calls):
                 if noop:  # the same preparation and bookkeeping, minus the candidate: the harness's own cost
-                    outs = [self._poisoned(spec, req["poison"]) for spec in self.output_specs]
+                    outs: Any = [self._poisoned(spec, poison) for spec in self.output_specs]
                     self.clock.sync()
                     elapsed, _ = self.clock.time_call(_noop)
                 else:
-                    call = self._call_with(inputs, req["poison"])
+                    call = self._call_with(dict(zip(order, args, strict=True)), poison)
                     self.clock.sync()
                     elapsed, outs = self.clock.time_call(call)
-                if i < warmup:
-                    continue
                 times.append(elapsed)
-                self._keep(batch, i - warmup, outs)
+                if not self._into(slabs, i, outs):
+                    bad.append(i)
         except BaseException as exc:
             return {"ok": False, "kind": "runtime", "error": _describe(exc)}, {}
         finally:
             gc.enable()
-        return {"ok": True, "times_ns": times, "new_threads": self._new_threads(),
-                "violations": self._violations()}, {}
-
-    def fetch(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        tensors: dict[str, Any] = {}
-        missing = []
-        for batch, index in req["which"]:
-            outs = self.kept.get((batch, index))
-            if outs is None:
-                missing.append([batch, index])
-                continue
-            for j, out in enumerate(outs):
-                tensors[f"{batch}:{index}:{j}"] = out
-        return {"ok": True, "missing": missing}, tensors
+        return {"ok": True, "times_ns": times, "bad": bad, "new_threads": self._new_threads(),
+                "violations": self._violations()}, {f"out{j}": slab for j, slab in enumerate(slabs)}
 
     # -- helpers ------------------------------------------------------------------------------
     def _call_with(self, inputs: dict[str, Any], poison: list[float]) -> Callable[[], Any]:
@@ -223,18 +215,18 @@ class Harness:
             meta.append(entry)
         return meta, tensors
 
-    def _keep(self, batch: int, index: int, outs: Any) -> None:
+    def _into(self, slabs: list[Any], index: int, outs: Any) -> bool:
+        """Copy one call's outputs, as they are now, into row `index` of the stacked outputs."""
         torch = self.torch
         if isinstance(outs, torch.Tensor) or not isinstance(outs, list | tuple):
             outs = [outs]
-        if not all(type(o) is torch.Tensor for o in outs):
-            self.kept[(batch, index)] = []
-            return
-        size = sum(o.numel() * o.element_size() for o in outs)
-        if self.kept_bytes + size > MAX_KEPT_BYTES:
-            return
-        self.kept[(batch, index)] = [o.detach().clone() for o in outs]
-        self.kept_bytes += size
+        if len(outs) != len(slabs):
+            return False
+        for slab, out in zip(slabs, outs, strict=True):
+            if type(out) is not torch.Tensor or out.shape != slab.shape[1:] or out.dtype != slab.dtype:
+                return False
+            slab[index].copy_(out)
+        return True
 
     def _new_threads(self) -> list[str]:
         return [t.name for t in threading.enumerate() if t not in self.harness_threads and t.is_alive()]
@@ -293,7 +285,7 @@ def _compile(solution: Any, device: str, cache_dir: Path, workdir: Path) -> Any:
 def serve(channel: Channel, harness: Harness) -> int:
     """Answer requests until `bye` or the channel closes; every reply echoes the request's nonce."""
     handlers = {"build": harness.build, "load": harness.load, "stage": harness.stage, "run": harness.run,
-                "time": harness.time, "fetch": harness.fetch}  # fmt: skip
+                "time": harness.time}  # fmt: skip
     while True:
         try:
             req, tensors = channel.recv()

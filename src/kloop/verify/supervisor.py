@@ -13,6 +13,7 @@ import secrets
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kloop.builder import default_cache_dir
 from kloop.errors import HarnessFailure
@@ -22,6 +23,10 @@ from kloop.verify.checks import CheckBook
 from kloop.verify.process import SandboxFailure, SandboxProcess, shared_pool
 from kloop.verify.result import VerifyOptions, VerifyResult, VerifyStatus, WorkloadResult, worst
 from kloop.verify.workload import WorkloadJudge, derive_seed
+
+if TYPE_CHECKING:
+    from kloop.verify.stats import Overhead
+    from kloop.verify.timed import TimingOutcome
 
 FAILURE_CHECK = {"died": "runtime", "timeout": "timeout", "memory": "memory", "protocol": "protocol"}
 BUILD_TIMEOUT_FLOOR_S = 600.0
@@ -44,11 +49,13 @@ class Verification:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self.candidate: SandboxProcess | None = None
         self.base_box: SandboxProcess | None = None
+        self.inc_box: SandboxProcess | None = None
         self.timing_meaningful = True
         self.dps = True
         self.results: list[WorkloadResult] = []
         self.phase_ns: dict[str, int] = {}
-        self.geomean: tuple[float, list[float]] | None = None
+        self.timing: TimingOutcome | None = None
+        self.overhead: dict[str, dict[str, Overhead]] = {}
         self.log_paths: dict[str, Path] = {}
         self.staged_builds: dict[str, dict] = {}
         """label -> manifest of a build a sandbox compiled (hashed before its code ran), to publish."""
@@ -61,12 +68,14 @@ class Verification:
         self.candidate = self._sandbox("candidate")
         if self._wants_speedup():
             self.base_box = self._sandbox("baseline")
+            if self.options.incumbent_path is not None:
+                self.inc_box = self._sandbox("incumbent")
         try:
             self._verify_candidate()
         finally:
             self.phase_ns["sandbox_wait"] = self.candidate.waited_ns
             t0 = time.perf_counter_ns()
-            for box in (self.candidate, self.base_box):
+            for box in (self.candidate, self.base_box, self.inc_box):
                 if box is not None:
                     box.close(after_kill=self._publish_build)
             self.phase_ns["close"] = time.perf_counter_ns() - t0
@@ -101,6 +110,12 @@ class Verification:
         except SandboxFailure as exc:
             raise HarnessFailure(f"the sandbox did not start ({exc}); see {self.candidate.log_path}") from None
         try:
+            if self.options.timing and not self._wants_speedup():  # without a baseline box: measured before load
+                from kloop.verify.timed import calibrate
+
+                t0 = time.perf_counter_ns()
+                self.overhead = calibrate(self.candidate, judge, listed, self.options.timeout_s)
+                self.phase_ns["calibrate"] = time.perf_counter_ns() - t0
             t0 = time.perf_counter_ns()
             if not self._load(self.candidate, self.solution, candidate=True):
                 return
@@ -210,7 +225,7 @@ class Verification:
     timing_note: str | None = None
 
     def _time(self, listed: list[Workload], judge: WorkloadJudge) -> None:
-        from kloop.verify.timed import TimingSession
+        from kloop.verify.timed import TimingPlan, TimingSession
 
         if not self.options.timing:
             self._skip_timing("timing disabled (--no-timing)")
@@ -219,23 +234,40 @@ class Verification:
             self._skip_timing("timing not meaningful here (e.g. Triton in interpreter mode on CPU)")
             return
         assert self.candidate is not None
-        base_ok = False
-        if self.base_box is not None and self.baseline is not None:
-            try:
-                base_ok = self._load(self.base_box, self.baseline, candidate=False)
-            except SandboxFailure as exc:
-                self.timing_note = f"baseline sandbox failed: {exc.detail}"
-            if not base_ok and self.timing_note is None:
-                self.timing_note = "baseline failed to build; no speedup"
-        session = TimingSession(self, judge, self.candidate, self.base_box if base_ok else None)
+        boxes = {"candidate": self.candidate}
+        for label, box, solution in (("baseline", self.base_box, self.baseline), ("incumbent", self.inc_box, self._incumbent())):
+            if box is not None and solution is not None and self._load_trusted(box, solution, label):
+                boxes[label] = box
+        o = self.options
+        plan = TimingPlan(device=self.device, rounds=o.rounds, iterations=o.iterations, warmup=o.warmup,
+                          recheck=o.recheck, timeout_s=o.timeout_s, seed=self.seed)  # fmt: skip
+        session = TimingSession(judge, self.book, boxes, plan, self.overhead)
         t0 = time.perf_counter_ns()
         try:
-            session.run(listed)
+            self.timing = session.run(listed, self.results)
         except SandboxFailure as exc:
             self._record_failure(exc, where="timing")
         self.phase_ns["timing"] = time.perf_counter_ns() - t0
-        if session.note and self.timing_note is None:
-            self.timing_note = session.note
+        note = session.outcome.note
+        if note and self.timing_note is None:
+            self.timing_note = note
+
+    def _incumbent(self) -> Solution | None:
+        from kloop.task.load import load_solution
+
+        path = self.options.incumbent_path
+        return load_solution(path) if path is not None else None
+
+    def _load_trusted(self, box: SandboxProcess, solution: Solution, label: str) -> bool:
+        """Load the baseline or the current best; a failure costs the comparison, never the candidate's verdict."""
+        try:
+            if self._load(box, solution, candidate=False):
+                return True
+            why = "failed to build"
+        except SandboxFailure as exc:
+            why = f"sandbox failed: {exc.detail}"
+        self.timing_note = self.timing_note or f"{label} {why}; no speedup over it"
+        return False
 
     # -- verdict -------------------------------------------------------------------------------
     def _result(self) -> VerifyResult:
@@ -244,10 +276,10 @@ class Verification:
         status = worst([self.book.status(), *(r.status for r in self.results)])
         if status is not VerifyStatus.PASSED:  # a refused candidate reports no speedup at all
             for r in self.results:
-                r.speedup = r.speedup_ci = None
-            self.geomean = None
+                r.speedup = r.speedup_ci = r.incumbent_speedup = r.incumbent_speedup_ci = None
+            self.timing = None
             self.timing_note = self.timing_note or f"no speedup: verdict is {status.value}"
-        summary = summarize(self.results, self.timing_note, self.geomean)
+        summary = summarize(self.results, self.timing_note, self.timing)
         return VerifyResult(
             status=status, reasons=self.book.reasons(), task=self.task.definition.name, solution=self.solution.name,
             device=self.device, checks=self.book.rows(), workloads=self.results, summary=summary,

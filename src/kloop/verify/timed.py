@@ -1,216 +1,341 @@
-"""Timing on the supervisor's terms: A-B interleaved batches, wall-clock agreement, re-checked outputs.
+"""Timing on the supervisor's clock: rounds of randomly ordered batches on fresh inputs.
 
-For every listed workload that passed correctness, candidate and baseline sandboxes run timing
-batches in turn (A-B, then B-A, ...). Every timed iteration gets fresh inputs (see
-`stats.fresh_inputs`); afterwards the supervisor picks, with its own secret randomness, which
-timed iterations' outputs to fetch and re-check against the reference. It also times each batch
-itself: a sandbox whose reported times disagree with the supervisor's clock is rejected, and
-latencies below the device's physics floor are rejected.
+For every listed workload that passed correctness, each round draws new, independent inputs for
+every call of a batch (the definition's own generator, a new seed per call: nothing derived from
+one staged tensor) and times one batch in every box (candidate, baseline, and the current best
+when the loop asks for a direct comparison) in an order drawn for that round. The clock that
+decides is the supervisor's own, from sending a batch to reading its reply; inputs arrive and all
+outputs leave inside that window, so no work can move before or after it. The harness's own cost
+per batch was measured with no-op batches before the candidate was imported (`calibrate`) and is
+subtracted the same way for every box. Outputs of calls picked afterwards with secret randomness
+are re-checked against the reference; the sandbox's own per-call times are only cross-checked.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import secrets
 import statistics
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kloop.task.schema import Workload
+from kloop.verify.checks import CheckBook
 from kloop.verify.process import SandboxProcess
-from kloop.verify.result import Summary, VerifyStatus, WorkloadResult
-from kloop.verify.sandbox import MAX_KEPT_BYTES
-from kloop.verify.stats import fresh_inputs, iteration_seeds, median_ci_ms, median_ms, speedup_with_ci
-from kloop.verify.workload import POISONS, WorkloadJudge
+from kloop.verify.result import Comparison, Summary, VerifyStatus, WorkloadResult
+from kloop.verify.stats import LogRatio, Overhead, batch_latency_ns, fit_overhead, geomean, latency_ci_ms
+from kloop.verify.stats import paired_log_ratio as paired
+from kloop.verify.workload import POISONS, WorkloadJudge, derive_seed
 
-if TYPE_CHECKING:
-    from kloop.verify.supervisor import Verification
-
-TARGET_BATCH_S = 0.1  # batches last about this long: enough work for the wall clock to see
-MAX_ITERATIONS = 1000
+TARGET_BATCH_S = 0.01  # short batches, many rounds: the boxes of a round run close together in time
+MAX_ITERATIONS = 256  # tiny calls: the harness costs more than they do, so bound the batch by count
+BATCH_BYTES = 24 << 20  # inputs plus outputs of one batch travel inside its window: bound them
 RECHECK_BYTES = 4 << 20  # small outputs are cheap to re-check: re-check up to this many bytes of them
-RECHECK_MAX = 64  # ... but never more than this many iterations per workload
-CONFIRMATIONS = 2  # extra batch pairs before a wall-clock disagreement counts
-WALL_SLACK_NS = 5_000_000  # fixed slack of the lower wall-clock bound (scheduler noise)
-# per-iteration slack: CPU timers see the whole call; CUDA events miss the host-side launch cost
-WALL_SLACK_PER_ITER_NS = {"cpu": 2_000, "cuda": 30_000}
+RECHECK_MAX = 64  # ... but never more than this many calls per workload
+CALIBRATION_REPEATS = 3
+CANDIDATE = "candidate"
+NOOP = "harness"  # the baseline box's no-op batch of a round: the harness's own cost
 
 
-@dataclass
-class Batch:
-    """One timing batch as the supervisor saw it."""
+@dataclass(frozen=True)
+class TimingPlan:
+    """What the supervisor decided about timing before it started (no Verification needed)."""
 
-    batch_id: int
-    seed: int
+    device: str
+    rounds: int
+    iterations: int
     warmup: int
-    times_ns: list[int]
-    wall_ns: int
+    recheck: int
+    timeout_s: float
+    seed: int
 
 
 @dataclass
-class Samples:
-    """Timing samples of one workload."""
+class WorkloadTiming:
+    """Per-round decisive latencies of one workload, per box label."""
 
-    candidate: list[int] = field(default_factory=list)
-    baseline: list[int] = field(default_factory=list)
+    rounds_ns: dict[str, list[float]] = field(default_factory=dict)
+
+
+@dataclass
+class TimingOutcome:
+    """What the session measured; the supervisor puts it into the verdict."""
+
+    vs: dict[str, LogRatio] = field(default_factory=dict)
+    """Geometric-mean log speedup of the candidate over each other box (baseline, incumbent)."""
+    note: str | None = None
+    rounds: int = 0
+    clock: str = "wall"
+
+
+def batch_size(judge: WorkloadJudge, plan: TimingPlan, uuid: str, axes: dict[str, int], inputs: dict[str, Any]) -> int:
+    """At least `plan.iterations` calls (more for fast ones), within the byte budget of one batch."""
+    per_call = max(judge.call_ns.get(uuid, 0), 1_000)
+    count = max(plan.iterations, min(MAX_ITERATIONS, int(TARGET_BATCH_S * 1e9 / per_call)))
+    return max(1, min(count, BATCH_BYTES // max(call_bytes(judge, axes, inputs), 1)))
+
+
+def max_batch(judge: WorkloadJudge, axes: dict[str, int], inputs: dict[str, Any]) -> int:
+    return max(1, min(MAX_ITERATIONS, BATCH_BYTES // max(call_bytes(judge, axes, inputs), 1)))
+
+
+def call_bytes(judge: WorkloadJudge, axes: dict[str, int], inputs: dict[str, Any]) -> int:
+    import torch
+
+    ins = sum(v.numel() * v.element_size() for v in inputs.values() if isinstance(v, torch.Tensor))
+    return ins + sum(_nbytes(s) for s in judge.output_specs(axes))
+
+
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """Generate inputs on one thread: torch's pool spins against the sandboxes on a loaded machine."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def fresh_calls(judge: WorkloadJudge, workload: Workload, label: str, count: int) -> list[dict[str, Any]]:
+    """`count` independent input sets, each from its own seed: no call's inputs derive from another's."""
+    from kloop.task.inputs import make_inputs
+
+    t0 = time.perf_counter_ns()
+    with _one_thread():
+        calls = [make_inputs(judge.definition, workload, seed=derive_seed(judge.seed, f"{workload.uuid}:{label}:{i}"),
+                             device="cpu", task_root=judge.task.root) for i in range(count)]  # fmt: skip
+    judge.phase_ns["timed_inputs"] += time.perf_counter_ns() - t0
+    return calls
+
+
+def box_cpu_ns(box: SandboxProcess) -> int | None:
+    """CPU time of everything in the box (its cgroup, read by the kernel's accounting), or None."""
+    containment = getattr(box, "containment", None)
+    return containment.cpu_time_ns() if containment is not None else None
+
+
+def clock_kind(boxes: list[SandboxProcess], device: str) -> str:
+    """`cpu-time` when every box's cgroup reports CPU time and the work runs on the CPU, else `wall`.
+
+    CPU time does not grow while a box waits for a core, so a loaded machine stretches it far less
+    than wall time; on a GPU the work is not the box's CPU time, so the wall clock decides there.
+    """
+    if device == "cpu" and all(box_cpu_ns(b) is not None for b in boxes):
+        return "cpu-time"
+    return "wall"
+
+
+def send_batch(box: SandboxProcess, judge: WorkloadJudge, axes: dict[str, int], calls: list[dict[str, Any]],
+               timeout_s: float, noop: bool = False, per_call_ns: int = 1_000) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """One batch: ({clock kind: ns from send to reply}, reply, output tensors), read on the supervisor's side."""
+    import torch
+
+    order = list(calls[0])
+    scalars = {k: v for k, v in calls[0].items() if not isinstance(v, torch.Tensor)}
+    tensors = {k: torch.stack([c[k] for c in calls]) for k, v in calls[0].items() if isinstance(v, torch.Tensor)}
+    header = {"iterations": len(calls), "order": order, "scalars": scalars, "outputs": judge.output_specs(axes),
+              "poison": POISONS[0], "noop": noop}  # fmt: skip
+    per_call_s = max(per_call_ns, 1_000) / 1e9
+    cpu0 = box_cpu_ns(box)
+    start = time.perf_counter_ns()
+    reply, outs = box.request("time", header, tensors, timeout_s=timeout_s + 10 * per_call_s * len(calls))
+    took = {"wall": time.perf_counter_ns() - start}
+    cpu1 = box_cpu_ns(box)
+    if cpu0 is not None and cpu1 is not None:
+        took["cpu-time"] = cpu1 - cpu0
+    return took, reply, outs
+
+
+def calibrate(box: SandboxProcess, judge: WorkloadJudge, workloads: list[Workload],
+              timeout_s: float) -> dict[str, dict[str, Overhead]]:  # fmt: skip
+    """The harness's own cost per batch, per workload: no-op batches before any candidate code loads.
+
+    Fixed now, it cannot be inflated by the candidate later (a larger subtraction would be a gift).
+    Two batch sizes give a fixed part (request, reply) and a per-call part (inputs in, outputs out).
+    """
+    from kloop.task.shapes import resolve_axes
+
+    out: dict[str, dict[str, Overhead]] = {}
+    for workload in workloads:
+        axes = resolve_axes(judge.definition, workload)
+        small_calls = fresh_calls(judge, workload, "calibrate", 1)
+        large = max_batch(judge, axes, small_calls[0])
+        calls = fresh_calls(judge, workload, "calibrate", large)
+        judge.stage(box, calls[0], axes, timeout_s)
+        send_batch(box, judge, axes, calls[:1], timeout_s, noop=True)  # first-call costs land here, unused
+        small_w, large_w = [], []
+        for _ in range(CALIBRATION_REPEATS):
+            small_w.append(send_batch(box, judge, axes, calls[:1], timeout_s, noop=True)[0])
+            large_w.append(send_batch(box, judge, axes, calls, timeout_s, noop=True)[0])
+        out[workload.uuid] = {kind: fit_overhead((1, [w[kind] for w in small_w]), (large, [w[kind] for w in large_w]))
+                              for kind in small_w[0]}  # fmt: skip
+    return out
 
 
 class TimingSession:
-    """Times the listed workloads and records timed_outputs, wall_clock and physics_floor."""
+    """Times the listed workloads; records timed_outputs, wall_clock and physics_floor in `book`."""
 
-    def __init__(self, verification: Verification, judge: WorkloadJudge, candidate: SandboxProcess,
-                 baseline: SandboxProcess | None) -> None:  # fmt: skip
-        self.v = verification
-        self.judge = judge
-        self.book = verification.book
-        self.options = verification.options
-        self.candidate = candidate
-        self.baseline = baseline
-        self.note: str | None = None if baseline is not None else "no baseline timed; no speedup"
-        self.samples: dict[str, Samples] = {}
-        self._next_batch = 0
-        self._uuid = ""
+    def __init__(self, judge: WorkloadJudge, book: CheckBook, boxes: dict[str, SandboxProcess], plan: TimingPlan,
+                 overhead: dict[str, dict[str, Overhead]]) -> None:  # fmt: skip
+        self.judge, self.book, self.plan, self.overhead = judge, book, plan, overhead
+        self.boxes = dict(boxes)
+        self.clock = clock_kind(list(self.boxes.values()), plan.device)
+        self.outcome = TimingOutcome(rounds=plan.rounds, clock=self.clock)
+        self.per_workload: dict[str, dict[str, LogRatio]] = {}
+        self.rng = secrets.SystemRandom()
+        self.failed: set[str] = set()
+        self.per_call_ns = 1_000
 
-    def run(self, listed: list[Workload]) -> None:
+    def run(self, listed: list[Workload], results: list[WorkloadResult]) -> TimingOutcome:
+        others = [label for label in self.boxes if label != CANDIDATE]
         for workload in listed:
-            result = next((r for r in self.v.results if r.uuid == workload.uuid and not r.heldout), None)
+            result = next((r for r in results if r.uuid == workload.uuid and not r.heldout), None)
             if result is None or result.status is not VerifyStatus.PASSED:
                 continue
             from kloop.progress import step
 
             step(f"timing workload {workload.uuid[:8]} {result.axes}")
-            self._time_workload(workload, result)
+            try:
+                self._time_workload(workload, result)
+            except _Stop:
+                result.status = self.book.status()
+                break
             if not self.book.ok("timed_outputs") or not self.book.ok("wall_clock"):
                 break
-        self._speedups()
+        timed = [r for r in results if r.uuid in self.per_workload]
+        for label in others:
+            parts = [self.per_workload[r.uuid][label] for r in timed if label in self.per_workload[r.uuid]]
+            if timed and len(parts) == len(timed) and label not in self.failed:
+                self.outcome.vs[label] = geomean(parts)
+        if not others:
+            self.outcome.note = "no baseline timed; no speedup"
+        return self.outcome
 
-    def _iterations(self, workload: Workload) -> int:
-        """At least `options.iterations`; more for fast calls, so each batch holds real work."""
-        per_call = max(self.judge.call_ns.get(workload.uuid, 0), 1_000)
-        return max(self.options.iterations, min(MAX_ITERATIONS, int(TARGET_BATCH_S * 1e9 / per_call)))
-
-    def _batch(self, box: SandboxProcess, count: int, warmup: int, noop: bool = False) -> Batch:
-        batch_id, seed = self._next_batch, secrets.randbits(62)
-        self._next_batch += 1
-        header = {"batch": batch_id, "iterations": count, "warmup": warmup, "seed": seed, "poison": POISONS[0],
-                  "noop": noop}  # fmt: skip
-        start = time.perf_counter_ns()
-        per_call_s = max(self.judge.call_ns.get(self._uuid, 0), 1_000) / 1e9
-        reply, _ = box.request("time", header, timeout_s=self.options.timeout_s + 10 * per_call_s * (count + warmup))
-        wall = time.perf_counter_ns() - start
-        where = f"{box.label} timing batch"
-        if not reply.get("ok"):
-            self.book.failed("runtime", f"{where}: {str(reply.get('error'))[:500]}")
-            raise _Stop
-        times = reply.get("times_ns")
-        if not isinstance(times, list) or len(times) != count or not all(isinstance(t, int) and t >= 0 for t in times):
-            self.book.failed("protocol", f"{where}: malformed timing reply")
-            raise _Stop
-        statuses: list[VerifyStatus] = []
-        self.judge.check_sandbox(reply, where, statuses)
-        if statuses:
-            raise _Stop
-        return Batch(batch_id, seed, warmup, times, wall)
-
+    # -- one workload ------------------------------------------------------------------------------
     def _time_workload(self, workload: Workload, result: WorkloadResult) -> None:
-        self._uuid = workload.uuid
         inputs, axes = self.judge.inputs_for(workload)
         where = self.judge.label(workload, axes)
-        boxes = [self.candidate] + ([self.baseline] if self.baseline is not None else [])
-        for box in boxes:
-            self.judge.stage(box, inputs, axes, self.options.timeout_s)
-        count, warm = self._iterations(workload), self.options.warmup
-        try:
-            noop = [self._batch(self.candidate, count, 0, noop=True)]
-            mine: list[Batch] = []
-            theirs: list[Batch] = []
-            for r in range(self.options.rounds):
-                order = boxes if r % 2 == 0 else boxes[::-1]
-                for box in order:
-                    batch = self._batch(box, count, warm if r == 0 else 0)
-                    (mine if box is self.candidate else theirs).append(batch)
-            noop.append(self._batch(self.candidate, count, 0, noop=True))
-        except _Stop:
-            result.status = self.book.status()
-            return
-        self._check_wall_clock(mine, noop, where)
-        self._recheck(mine, inputs, axes, where, kept_before=len(noop[0].times_ns))
-        samples = Samples([t for b in mine for t in b.times_ns], [t for b in theirs for t in b.times_ns])
-        self.samples[workload.uuid] = samples
-        result.latency_ms = median_ms(samples.candidate)
-        result.latency_ci_ms = median_ci_ms(samples.candidate)
-        if samples.baseline:
-            result.baseline_latency_ms = median_ms(samples.baseline)
+        count = batch_size(self.judge, self.plan, workload.uuid, axes, inputs)
+        self.per_call_ns = self.judge.call_ns.get(workload.uuid, 1_000)
+        overhead = self.overhead.get(workload.uuid, {}).get(self.clock, Overhead(0.0, 0.0))
+        timing = WorkloadTiming(rounds_ns={label: [] for label in self.boxes})
+        if self.plan.warmup:
+            warm = fresh_calls(self.judge, workload, "warmup", self.plan.warmup)
+            for label in self._order():
+                self._batch(label, axes, warm, where)
+        picks_left = recheck_count(self.plan.recheck, sum(_nbytes(s) for s in self.judge.output_specs(axes)))
+        for r in range(self.plan.rounds):
+            calls = fresh_calls(self.judge, workload, f"round{r}", count)
+            raw: dict[str, int] = {}
+            for label in self._order():
+                # every box runs the same pattern, a no-op batch then the batch: the baseline's no-op is this
+                # round's harness cost (trusted box, this moment's load); the others' only keep the boxes alike
+                noop = send_batch(self.boxes[label], self.judge, axes, calls, self.plan.timeout_s, noop=True,
+                                  per_call_ns=self.per_call_ns)[0]  # fmt: skip
+                if label == "baseline":
+                    raw[NOOP] = noop[self.clock]
+                took, reply, outs = self._batch(label, axes, calls, where)
+                raw[label] = took[self.clock]
+                if label == CANDIDATE:
+                    self._cross_check(sum(reply["times_ns"]), took["wall"], where)
+                    want = math.ceil(picks_left / (self.plan.rounds - r))
+                    picks_left -= want
+                    self._recheck(calls, outs, reply, axes, where, want, r)
+            cost = raw.pop(NOOP, None)
+            cost = overhead.of(count) if cost is None else cost
+            for label, ns in raw.items():
+                timing.rounds_ns[label].append(batch_latency_ns(ns, cost, count))
+        self._record(workload, result, timing, axes, where, count)
+
+    def _order(self) -> list[str]:
+        """This round's order of boxes, drawn with the supervisor's secret randomness."""
+        order = list(self.boxes)
+        self.rng.shuffle(order)
+        return order
+
+    def _batch(self, label: str, axes: dict[str, int], calls: list[dict[str, Any]],
+               where: str) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:  # fmt: skip
+        box = self.boxes[label]
+        took, reply, outs = send_batch(box, self.judge, axes, calls, self.plan.timeout_s, per_call_ns=self.per_call_ns)
+        at = f"{where}: {label} timing batch"
+        if label != CANDIDATE and not reply.get("ok"):  # not the candidate's fault, but no comparison with it
+            self.failed.add(label)
+            self.outcome.note = f"{at} failed: {str(reply.get('error'))[:300]}; no speedup over the {label}"
+            raise _Stop
+        if not reply.get("ok"):
+            self.book.failed("runtime", f"{at}: {str(reply.get('error'))[:500]}")
+            raise _Stop
+        times = reply.get("times_ns")
+        if not isinstance(times, list) or len(times) != len(calls) or not all(isinstance(t, int) and t >= 0 for t in times):
+            self.book.failed("protocol", f"{at}: malformed timing reply")
+            raise _Stop
+        if label == CANDIDATE:
+            statuses: list[VerifyStatus] = []
+            self.judge.check_sandbox(reply, at, statuses)
+            if statuses:
+                raise _Stop
+        return took, reply, outs
+
+    def _recheck(self, calls: list[dict[str, Any]], outs: dict[str, Any], reply: dict[str, Any], axes: dict[str, int],
+                 where: str, want: int, round_index: int) -> None:  # fmt: skip
+        """Every call's outputs came back stacked; compare those of calls picked now against the reference."""
+        import torch
+
+        specs = self.judge.output_specs(axes)
+        for j, spec in enumerate(specs):
+            slab = outs.get(f"out{j}")
+            if type(slab) is not torch.Tensor or list(slab.shape) != [len(calls), *spec["shape"]] \
+                    or str(slab.dtype).removeprefix("torch.") != spec["dtype"]:  # fmt: skip
+                self.book.failed("timed_outputs", f"{where}: timing round {round_index}: output {spec['name']} "
+                                                  "did not come back for every call")  # fmt: skip
+                raise _Stop
+        bad = reply.get("bad")
+        if bad:
+            self.book.failed("timed_outputs", f"{where}: timing round {round_index}: calls {list(bad)[:3]} returned "
+                                              "outputs of the wrong type, shape or dtype")  # fmt: skip
+            raise _Stop
+        for i in self.rng.sample(range(len(calls)), min(want, len(calls))):
+            ref = self.judge.reference_outputs(calls[i], axes, where)
+            ok, detail = self.judge.compare_outputs([outs[f"out{j}"][i] for j in range(len(specs))], ref)
+            if not ok:
+                self.book.failed("timed_outputs", f"{where}: call {i} of timing round {round_index}: {detail}")
+                raise _Stop
+
+    def _cross_check(self, claimed_ns: int, wall_ns: int, where: str) -> None:
+        """The sandbox's own times are not the decisive clock; more time than its window held is a lie."""
+        if claimed_ns > wall_ns + 1_000_000:
+            self.book.failed("wall_clock", f"{where}: sandbox reports {claimed_ns / 1e6:.2f} ms in a batch that took "
+                                           f"{wall_ns / 1e6:.2f} ms")  # fmt: skip
+            raise _Stop
+        self.book.passed("wall_clock", f"latency on the supervisor's side ({self.clock}); the sandbox's own times fit")
+
+    def _record(self, workload: Workload, result: WorkloadResult, timing: WorkloadTiming, axes: dict[str, int],
+                where: str, count: int) -> None:  # fmt: skip
+        mine = timing.rounds_ns[CANDIDATE]
+        result.latency_ms, result.latency_ci_ms = latency_ci_ms(mine)
+        ratios: dict[str, LogRatio] = {}
+        for label, theirs in timing.rounds_ns.items():
+            if label != CANDIDATE:
+                ratios[label] = paired(theirs, mine)
+        if "baseline" in ratios:
+            result.baseline_latency_ms = latency_ci_ms(timing.rounds_ns["baseline"])[0]
+            result.speedup, result.speedup_ci = ratios["baseline"].speedup, ratios["baseline"].ci()
+        if "incumbent" in ratios:
+            result.incumbent_speedup, result.incumbent_speedup_ci = ratios["incumbent"].speedup, ratios["incumbent"].ci()
+        self.per_workload[workload.uuid] = ratios
+        self.book.passed("timed_outputs", f"{len(mine) * count} timed calls, each on its own fresh inputs; "
+                                          "calls picked afterwards re-checked")
         self._check_physics(result, axes, where)
         result.status = VerifyStatus.PASSED if self.book.ok("timed_outputs") else VerifyStatus.REJECTED
 
-    def _check_wall_clock(self, mine: list[Batch], noop: list[Batch], where: str) -> None:
-        """Reported times must fit inside the supervisor's wall time, and not be far below it.
-
-        Scheduler noise only ever adds wall time, so the work estimate is the smallest over the
-        batches (minus the largest harness-only batch) and the claim is the largest. A failing
-        comparison is confirmed with more batch pairs before it counts: noise does not repeat,
-        a lying clock does.
-        """
-        for b in mine:
-            if sum(b.times_ns) > b.wall_ns + 1_000_000:
-                self.book.failed("wall_clock", f"{where}: sandbox reports {sum(b.times_ns) / 1e6:.2f} ms in a batch "
-                                               f"that took {b.wall_ns / 1e6:.2f} ms")  # fmt: skip
-                return
-        steady = [b for b in mine if not b.warmup]
-        if not steady:
-            self.book.skip("wall_clock", "needs at least two timing rounds")
-            return
-        count = len(steady[0].times_ns)
-        for _ in range(CONFIRMATIONS):
-            agrees, claimed, work = self._clock_agrees(steady, noop, count)
-            if agrees:
-                break
-            steady.append(self._batch(self.candidate, count, 0))
-            noop.append(self._batch(self.candidate, count, 0, noop=True))
-        else:
-            agrees, claimed, work = self._clock_agrees(steady, noop, count)
-        if agrees:
-            self.book.passed("wall_clock", f"reported times agree with the supervisor's clock ({count} calls per batch)")
-        else:
-            self.book.failed("wall_clock", f"{where}: sandbox reports {claimed / 1e6:.2f} ms for {count} calls, the "
-                                           f"supervisor measured at least {work / 1e6:.2f} ms in {len(steady)} batches")  # fmt: skip
-
-    def _clock_agrees(self, steady: list[Batch], noop: list[Batch], count: int) -> tuple[bool, int, int]:
-        overhead = max(b.wall_ns for b in noop)
-        work = min(b.wall_ns for b in steady) - overhead
-        claimed = max(sum(b.times_ns) for b in steady)
-        slack = WALL_SLACK_NS + WALL_SLACK_PER_ITER_NS.get(self.v.device, 30_000) * count
-        return claimed >= 0.5 * work - slack, claimed, work
-
-    def _recheck(self, mine: list[Batch], inputs: dict[str, Any], axes: dict[str, int], where: str,
-                 kept_before: int) -> None:  # fmt: skip
-        """Fetch outputs of timed iterations chosen now, after the fact, and compare them."""
-        specs = self.judge.output_specs(axes)
-        per_iter = sum(_nbytes(s) for s in specs) or 1
-        keepable = max(1, MAX_KEPT_BYTES // per_iter - kept_before)
-        order = [(b, i) for b in mine for i in range(len(b.times_ns))][:keepable]
-        rng = secrets.SystemRandom()
-        picks = rng.sample(order, min(recheck_count(self.options.recheck, per_iter), len(order)))
-        reply, tensors = self.candidate.request("fetch", {"which": [[b.batch_id, i] for b, i in picks]},
-                                                timeout_s=self.options.timeout_s)  # fmt: skip
-        if reply.get("missing"):
-            self.book.failed("timed_outputs", f"{where}: outputs of timed iterations {reply['missing'][:3]} not kept")
-            return
-        for batch, index in picks:
-            seeds = iteration_seeds(batch.seed, batch.warmup + len(batch.times_ns))
-            fresh = fresh_inputs(inputs, seeds[batch.warmup + index])
-            ref = self.judge.reference_outputs(fresh, axes, where)
-            outs = [tensors.get(f"{batch.batch_id}:{index}:{j}") for j in range(len(specs))]
-            ok, detail = self.judge.compare_outputs(outs, ref)
-            if not ok:
-                self.book.failed("timed_outputs", f"{where}: timed iteration {index} of batch {batch.batch_id}: {detail}")
-                return
-        total = sum(len(b.times_ns) for b in mine)
-        self.book.passed("timed_outputs", f"{total} timed iterations on fresh inputs; {len(picks)} per workload re-checked")
-
     def _check_physics(self, result: WorkloadResult, axes: dict[str, int], where: str) -> None:
-        floor_ms, why = physics_floor_ms(self.judge.definition, axes, self.v.device)
+        floor_ms, why = physics_floor_ms(self.judge.definition, axes, self.plan.device)
         if floor_ms is None:
             self.book.skip("physics_floor", why)
             return
@@ -220,20 +345,9 @@ class TimingSession:
         else:
             self.book.passed("physics_floor", f"floor {floor_ms:.3g} ms ({why})")
 
-    def _speedups(self) -> None:
-        timed = [r for r in self.v.results if r.uuid in self.samples and self.samples[r.uuid].baseline]
-        if not timed or self.baseline is None:
-            return
-        base = [self.samples[r.uuid].baseline for r in timed]
-        cand = [self.samples[r.uuid].candidate for r in timed]
-        per, per_ci, geo, geo_ci = speedup_with_ci(base, cand)
-        for r, s, ci in zip(timed, per, per_ci, strict=True):
-            r.speedup, r.speedup_ci = s, ci
-        self.v.geomean = (geo, geo_ci)
-
 
 class _Stop(Exception):
-    """A batch failed; the failure is already in the CheckBook."""
+    """A batch failed; the failure (if the candidate's) is already in the CheckBook."""
 
 
 def _nbytes(spec: dict[str, Any]) -> int:
@@ -265,20 +379,30 @@ def physics_floor_ms(definition: Any, axes: dict[str, int], device: str) -> tupl
     return max(bw_ms, fl_ms), f"{nbytes} B at {info.peak_bandwidth_gbs:.0f} GB/s" + (f", {flops:.3g} FLOP" if flops else "")
 
 
-def summarize(results: list[WorkloadResult], note: str | None, geomean: tuple[float, list[float]] | None) -> Summary:
+def comparison(ratio: LogRatio) -> Comparison:
+    return Comparison(speedup_geomean=ratio.speedup, speedup_ci=ratio.ci(), log_mean=ratio.mean, log_se=ratio.se,
+                      df=ratio.df, replicates=ratio.replicates)  # fmt: skip
+
+
+def summarize(results: list[WorkloadResult], note: str | None, outcome: TimingOutcome | None) -> Summary:
     timed = [r.latency_ms for r in results if r.latency_ms is not None]
     summary = Summary(latency_ms_median=statistics.median(timed) if timed else None, timing_note=note)
-    if geomean is not None:
-        summary.speedup_geomean, summary.speedup_ci = geomean
+    if outcome is None:
+        return summary
+    summary.clock = outcome.clock
+    if "baseline" in outcome.vs:
+        base = outcome.vs["baseline"]
+        summary.speedup_geomean, summary.speedup_ci = base.speedup, base.ci()
+        summary.comparison = comparison(base)
+    if "incumbent" in outcome.vs:
+        summary.incumbent = comparison(outcome.vs["incumbent"])
     return summary
 
 
 def recheck_count(minimum: int, output_bytes: int) -> int:
-    """How many timed iterations to re-check: many when outputs are small.
+    """How many timed calls to re-check: many when outputs are small.
 
-    An output cache keyed on addresses hits only when the allocator hands back a freed block,
-    which on the CPU happens for small tensors (and on the GPU's caching allocator for all):
-    a cache that is wrong on a quarter of the iterations escapes three samples 42 % of the time
-    and 64 samples essentially never.
+    A cache that is wrong on a quarter of the calls escapes three samples 42 % of the time and
+    64 samples essentially never.
     """
     return max(minimum, min(RECHECK_MAX, RECHECK_BYTES // max(output_bytes, 1)))

@@ -1,0 +1,113 @@
+"""The gate's error rates on real verifications: false acceptance of A/A, detection of a real 5 % gain.
+
+    .venv/bin/python bench/gate_power.py [--decisions 200] [--gain 1.05] [--load-at 0.5] [--quick]
+
+Task: tests/loop/tasks/paced (`y = x * w` after UNITS units of busy work): the slowdown is ours to
+set. Each decision verifies a candidate against the current best exactly as the loop does (the
+best timed in the same rounds: `VerifyOptions.incumbent_path`) and applies the gate's speed rule
+(`kloop.loop.gate.SPEED_RULE`). Decisions alternate between an A/A candidate (the best's own
+code, reworded) and one doing 1/gain of the best's work. From `--load-at` on, one busy process
+per CPU competes. Prints false acceptance and detection per phase, and the median verification
+time; `--json OUT` keeps every decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kloop.loop.gate import SPEED_RULE
+from kloop.task.load import load_task
+from kloop.verify import verify
+from kloop.verify.result import VerifyOptions
+from kloop.verify.stats import LogRatio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from aa_coverage import start_load, stop_load  # noqa: E402  (a sibling bench script, not a package)
+
+REPO = Path(__file__).resolve().parents[1]
+PACED = REPO / "tests" / "loop" / "tasks" / "paced"
+UNITS = 40_000
+
+
+def write_variant(root: Path, name: str, units: int, reword: bool) -> Path:
+    """The paced baseline with `units` of busy work; `reword` renames its variables (same work)."""
+    out = root / name
+    out.mkdir(parents=True, exist_ok=True)
+    code = (PACED / "baseline" / "main.py").read_text().replace("UNITS = 40_000", f"UNITS = {units}")
+    (out / "main.py").write_text(code.replace("acc", "total") if reword else code)
+    (out / "solution.json").write_text((PACED / "baseline" / "solution.json").read_text())
+    return out
+
+
+def decide(task: object, candidate: Path, best: Path, work: Path) -> dict[str, object]:
+    options = VerifyOptions(device="cpu", heldout=1, prestart=True, incumbent_path=best, log_dir=work / "logs")
+    t0 = time.perf_counter()
+    result = verify(task, candidate, options)
+    took = time.perf_counter() - t0
+    inc = result.summary.incumbent
+    if inc is None:
+        return {"status": result.status.value, "accepted": False, "seconds": took, "reasons": result.reasons[:2]}
+    ratio = LogRatio(inc.log_mean, inc.log_se, inc.df, inc.replicates)
+    bound = ratio.lower(SPEED_RULE.confidence)
+    return {"status": result.status.value, "ratio": ratio.speedup, "lower": bound, "se": inc.log_se,
+            "accepted": result.passed and bound > SPEED_RULE.min_gain, "seconds": took, "clock": result.summary.clock}  # fmt: skip
+
+
+def rate(rows: list[dict[str, object]], kind: str, loaded: bool) -> str:
+    chosen = [r for r in rows if r["kind"] == kind and r["loaded"] == loaded]
+    if not chosen:
+        return "-"
+    hits = sum(bool(r["accepted"]) for r in chosen)
+    return f"{hits}/{len(chosen)} = {hits / len(chosen):.1%}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--decisions", type=int, default=400, help="total; half A/A, half with the gain")
+    parser.add_argument("--gain", type=float, default=1.05)
+    parser.add_argument("--load-at", type=float, default=0.5)
+    parser.add_argument("--quick", action="store_true", help="40 decisions")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    if args.quick:
+        args.decisions = 40
+    task = load_task(PACED)
+    work = Path(tempfile.mkdtemp(prefix="kloop-gate-"))
+    best = write_variant(work, "best", UNITS, reword=False)
+    same = write_variant(work, "same", UNITS, reword=True)
+    faster = write_variant(work, "faster", round(UNITS / args.gain), reword=False)
+    rows: list[dict[str, object]] = []
+    load: list = []
+    try:
+        for i in range(args.decisions):
+            if not load and i >= args.load_at * args.decisions:
+                load = start_load()
+            kind = "aa" if i % 2 == 0 else "gain"
+            row = decide(task, same if kind == "aa" else faster, best, work)
+            row.update(kind=kind, loaded=bool(load), load=os.getloadavg()[0])
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        stop_load(load)
+    secs = statistics.median(float(r["seconds"]) for r in rows)  # type: ignore[arg-type]
+    print(f"rule: {SPEED_RULE.confidence:.0%} one-sided lower bound > {SPEED_RULE.min_gain}; gain {args.gain}")
+    print("| phase | false acceptance (A/A) | detection | median load |")
+    print("| --- | --- | --- | --- |")
+    for loaded in (False, True):
+        loads = [float(r["load"]) for r in rows if r["loaded"] == loaded]  # type: ignore[arg-type]
+        print(f"| {'competing load' if loaded else 'quiet'} | {rate(rows, 'aa', loaded)} | {rate(rows, 'gain', loaded)} | "
+              f"{statistics.median(loads) if loads else float('nan'):.1f} |")
+    print(f"median verification: {secs:.1f} s (three boxes: candidate, baseline, best)")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
