@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/wiki_real.py [--mirrors DIR] [--db PATH] [--rebuild] [--split tune|held|all]
                                         [--misses] [--ablate] [--json OUT]
+    .venv/bin/python bench/wiki_real.py --speed      # git's passes side by side, then a whole ingest
 
 Questions and method: bench/wiki_real/README.md. The wiki is built the way a user builds it:
 `kloop wiki build --preset amd|nvidia` over a folder of clones (here the `fetch` mirrors), plus
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -22,7 +24,9 @@ from pathlib import Path
 
 from kloop.wiki.aliases import AliasTable, tokens_of
 from kloop.wiki.build import build_preset
+from kloop.wiki.git_ingest import GitIngester
 from kloop.wiki.presets import find_clones
+from kloop.wiki.provenance import KernelPathRules
 from kloop.wiki.query import STOPWORDS
 from kloop.wiki.store import WikiStore
 from kloop.wiki.topics import build_topics
@@ -53,6 +57,50 @@ def build(db: Path, mirrors: Path, rebuild: bool) -> dict[str, dict]:
                 }
         reports["topics"] = {"pages": len(build_topics(store))}  # as `kloop wiki build` does
     return reports
+
+
+def _timed(cmd: list[str], stdin: bytes | None = None) -> tuple[float, float, int]:
+    """(wall s, child CPU s, stdout bytes) of one git command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    out = subprocess.run(cmd, input=stdin, capture_output=True, check=False).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return round(time.perf_counter() - started, 2), round(cpu, 2), len(out)
+
+
+def speed(mirror: Path, db: Path) -> dict[str, object]:
+    """How git is driven, side by side on one history: the old passes against the new, then a whole ingest."""
+    git = ["git", "-C", str(mirror)]
+    fmt = "--format=%x1e%H%x1f%P%x1f%aI%x1f%an%x1f%B%x1f"
+    shas = subprocess.run([*git, "rev-list", "HEAD"], capture_output=True, text=True, check=True).stdout.split()
+    stdin = "".join(f"{s}\n" for s in shas).encode()
+    sources = KernelPathRules().diff_pathspecs()
+    passes = {
+        "log --numstat -M (before)": [*git, "log", "-z", fmt, "--numstat", "-M", "--diff-merges=first-parent", "HEAD"],
+        "log --raw --no-renames (now)": [*git, "log", "-z", fmt, "--raw", "--no-renames", "--diff-merges=first-parent", "HEAD"],
+        "diff-tree -p every commit (before)": [*git, "diff-tree", "--stdin", "--root", "-p", "-U0", "-M", "--", *sources],
+    }
+    out: dict[str, object] = {"commits": len(shas)}
+    for name, cmd in passes.items():
+        wall, cpu, size = _timed(cmd, stdin if "diff-tree" in name else None)
+        out[name] = {"wall_s": wall, "git_cpu_s": cpu, "mb": round(size / 1e6, 1)}
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    with WikiStore(db, seed_cards=False) as store:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu0 = time.process_time()
+        report = GitIngester(store).ingest(mirror, repo="flashinfer-ai/flashinfer")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    git_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = time.process_time() - cpu0 + git_cpu
+    out["kloop ingest (now: --raw log, excerpts for commits with <= 8 kernel files, files > 64 kB as binary)"] = {
+        "commits": report.commits_seen, "entries": report.entries_added, "wall_s": round(report.seconds, 2),
+        "commits_per_s": round(report.commits_per_s), "cpu_s": round(cpu, 2), "git_cpu_s": round(git_cpu, 2),
+        "commits_per_cpu_s": round(report.commits_seen / cpu) if cpu else None,
+    }
+    out["load_average"] = Path("/proc/loadavg").read_text().split()[:3]
+    return out
 
 
 def rank_of(truth: list[str], commits: list[str | None]) -> int | None:
@@ -135,7 +183,14 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5")
     parser.add_argument("--ablate", action="store_true", help="measure each alias row that fires")
     parser.add_argument("--json", type=Path, help="write all numbers here")
+    parser.add_argument("--speed", action="store_true", help="time git's passes and a whole ingest of flashinfer")
     args = parser.parse_args()
+    if args.speed:
+        numbers = speed(args.mirrors / "flashinfer-ai+flashinfer" / "repo", args.db.with_suffix(".speed.sqlite"))
+        print(json.dumps(numbers, indent=1))
+        if args.json:
+            args.json.write_text(json.dumps(numbers, indent=1))
+        return 0
     started = time.perf_counter()
     ingest = build(args.db, args.mirrors, args.rebuild) if args.rebuild or not args.db.exists() else {}
     clones = {repo.name: path for preset in ("amd", "nvidia") for repo, path in find_clones(args.mirrors, preset)}

@@ -11,11 +11,18 @@ from dataclasses import dataclass
 
 from kloop.wiki.aliases import AliasTable, tokens_of
 
-HISTORY_WORDS = frozenset(
-    ["commit", "commits", "pr", "prs", "when", "which", "where", "who", "introduced", "introduce", "introduces",
-     "added", "landed", "land", "lands", "first", "history", "merged", "release", "released", "brought",
-     "enabled", "integrated", "moved", "renamed", "redesigned", "replaced", "disabled"]
+# History: a word that only history questions use, or a wh-word with an action on the code base
+# ("when was X added", "which commit moved Y"); "which instruction should I use" is a how-to.
+HISTORY_ONLY = frozenset(
+    ["commit", "commits", "pr", "prs", "history", "introduced", "introduce", "introduces", "introducing", "landed",
+     "merged", "release", "released"]
 )
+WH_WORDS = frozenset(["when", "which", "where", "who"])
+ACTIONS = frozenset(
+    ["added", "add", "enabled", "integrated", "brought", "moved", "renamed", "redesigned", "replaced", "disabled",
+     "first", "land", "lands", "removed", "rewritten", "rewrote", "switched", "ported", "get", "got", "solved", "fixed"]
+)
+HISTORY_WORDS = HISTORY_ONLY | WH_WORDS | ACTIONS  # words that name the question, not its subject
 INTRO_WORDS = frozenset(
     ["added", "add", "introduced", "introduce", "introduces", "introducing", "first", "initial", "land",
      "landed", "new", "when", "enabled", "integrated", "brought", "released"]
@@ -55,7 +62,7 @@ def read_intent(query: str, aliases: AliasTable | None = None) -> Intent:
     """
     tokens = tokens_of(query)
     words = set(tokens)
-    history = bool(words & HISTORY_WORDS)
+    history = bool(words & HISTORY_ONLY) or bool(words & WH_WORDS and words & ACTIONS)
     intro = history and bool(words & INTRO_WORDS)
     vendor = repo = None
     if aliases is not None:
