@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -54,9 +55,14 @@ def test_no_status_on_a_pipe(tmp_path: Path) -> None:
 
 def test_verify_under_json_stays_quiet_on_a_terminal(tmp_path: Path) -> None:
     task = ROOT / "tests" / "verify" / "tasks" / "rmsnorm_tiny"
-    solution = ROOT / "tests" / "verify" / "solutions"
-    sol = next(p for p in solution.iterdir() if (p / "solution.json").exists())
+    sol = tmp_path / "rmsnorm"
+    sol.mkdir()
+    (sol / "main.py").write_text("import torch\n\ndef run(x, w):\n    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w\n")
+    (sol / "solution.json").write_text(json.dumps({
+        "name": "rmsnorm", "definition": "rmsnorm_tiny", "author": "test", "sources": [{"path": "main.py"}],
+        "spec": {"language": "python", "target_hardware": ["cpu"], "entry_point": "main.py::run",
+                 "destination_passing_style": False}}))  # fmt: skip
     code, drawn = _on_pty([str(KLOOP), "verify", str(task), str(sol), "--no-timing", "--workloads", "1",
                            "--heldout", "0", "--json", str(tmp_path / "v.json")])  # fmt: skip
-    assert (tmp_path / "v.json").exists(), drawn
+    assert code == 0 and json.loads((tmp_path / "v.json").read_text())["status"] == "PASSED", drawn[-2000:]
     assert "verifying" not in drawn and "poisoned runs" not in drawn, drawn
