@@ -1,6 +1,9 @@
-"""Ranking for WikiStore.search: two BM25 passes fused, bounded so big wikis stay fast.
+"""Ranking for WikiStore.search: BM25 passes fused, weighed to the question, bounded so big wikis stay fast.
 
-Pass one matches the words the user typed; pass two the alias alternatives, weighted lower.
+Pass one matches the words the user typed; the next ones the alias synonyms and related terms,
+weighted lower. The fused scores are then fitted to what the question asks (intent.py): history
+questions prefer commits whose titles spell the question, introduction questions the commits
+that created the files asked about.
 FTS5 computes bm25 for every matching row (~4 us each), so on a big wiki each pass ranks only
 its rarest phrases, up to ROW_BUDGET matching rows in all; common phrases carry little BM25
 weight anyway. A lone phrase commoner than that is ranked over its newest ROW_BUDGET matches.
