@@ -80,6 +80,14 @@ def test_reviewer_cannot_write_and_kloop_records_the_refusal(cli: Cli, tmp_path:
     if cli.name == "codex":  # the verdict was asked for with --output-schema (strict JSON schema)
         fmt = srv.model_calls("responses")[0].body["text"]["format"]
         assert fmt["type"] == "json_schema" and fmt["strict"] is True
+    # Usage as each CLI reports it (the scripted model bills 120 + 30 tokens a call).
+    calls = len(srv.model_calls())
+    if cli.name == "claude":
+        assert result.tokens == 150 * calls and result.cost_usd is not None and result.cost_usd > 0
+    elif cli.name == "codex":
+        assert result.tokens == 150 * calls and result.cost_usd is None
+    else:  # Kimi reports no usage in stream-json
+        assert result.tokens is None and result.cost_usd is None
 
 
 @pytest.mark.parametrize("cli", cli_params())

@@ -170,7 +170,6 @@ def version_of(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str
     return text[0] if proc.returncode == 0 and text else None
 
 
-
 # --- what every CLI adapter shares ----------------------------------------------------------
 
 # Refusals as the CLIs and the kernel word them; any tool output matching one is a denial,
