@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("cpu", "cpuacct", "cpuset", "memory", "pids", "freezer")
-PARENT = "kloop"
+PREFIX = "kloop-"
 FREEZE_WAIT_S = 5.0
 
 
@@ -96,7 +96,9 @@ class Containment:
     def create(cls, label: str, limits: Limits) -> Containment:
         """New groups named after the supervisor's pid; controllers that cannot be used are skipped."""
         own = _own_paths()
-        name = f"{os.getpid()}-{label}-{secrets.token_hex(4)}"
+        # each group sits directly beside the supervisor's tasks: under CFS a group is one entity of
+        # weight cpu.shares at its level, so a shared parent would squeeze every sandbox into one share
+        name = f"{PREFIX}{os.getpid()}-{label}-{secrets.token_hex(4)}"
         dirs: dict[str, Path] = {}
         missing: list[str] = []
         for controller in CONTROLLERS:
@@ -104,14 +106,10 @@ class Containment:
             try:
                 if base is None:
                     raise OSError("not mounted or not writable")
-                parent = base / PARENT
-                parent.mkdir(exist_ok=True)
-                if controller == "cpuset":
-                    _inherit_cpuset(base, parent)
-                group = parent / name
+                group = base / name
                 group.mkdir()
                 dirs[controller] = group
-                _apply(controller, group, limits, parent)
+                _apply(controller, group, limits, base)
             except OSError:
                 missing.append(controller)
                 if controller in dirs:
@@ -219,13 +217,6 @@ class Containment:
         self.dirs = {}
 
 
-def _inherit_cpuset(base: Path, parent: Path) -> None:
-    """A new cpuset group starts empty; copy cpus and mems down from the base."""
-    for name in ("cpuset.cpus", "cpuset.mems"):
-        if not (parent / name).read_text().strip():
-            _write(parent / name, (base / name).read_text().strip())
-
-
 def _apply(controller: str, group: Path, limits: Limits, parent: Path) -> None:
     if controller == "cpuset":
         cpus = limits.cpus
@@ -238,6 +229,9 @@ def _apply(controller: str, group: Path, limits: Limits, parent: Path) -> None:
             _write(swap, str(limits.memory_bytes))
     elif controller == "pids":
         _write(group / "pids.max", str(limits.pids_max))
+    elif controller == "cpu":  # one task's weight per thread it may use, as unconfined threads would get
+        cpus = len(limits.cpus) if limits.cpus else 1
+        _write(group / "cpu.shares", str(1024 * cpus))
 
 
 def sweep_stale() -> None:
@@ -245,11 +239,13 @@ def sweep_stale() -> None:
     own = _own_paths()
     for controller in CONTROLLERS:
         base = _base(controller, own)
-        parent = base / PARENT if base is not None else None
-        if parent is None or not parent.is_dir():
+        if base is None:
             continue
-        for group in parent.iterdir():
-            pid = group.name.split("-", 1)[0]
+        legacy = base / "kloop"  # where an earlier version nested its groups
+        for group in [*base.glob(f"{PREFIX}*"), *(legacy.iterdir() if legacy.is_dir() else [])]:
+            pid = group.name.removeprefix(PREFIX).split("-", 1)[0]
             if group.is_dir() and pid.isdigit() and not Path(f"/proc/{pid}").exists():
                 with contextlib.suppress(OSError):
                     group.rmdir()
+        with contextlib.suppress(OSError):
+            legacy.rmdir()

@@ -32,7 +32,7 @@ from kloop.verify.channel import Channel, ChannelClosed, ChannelError, ChannelTi
 ENV_PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_HOME",
                    "CUDA_PATH", "ROCM_PATH", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "CC", "CXX",
                    "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "MAX_JOBS")  # fmt: skip
-STARTUP_TIMEOUT_S = 120.0
+STARTUP_TIMEOUT_S = 300.0  # a torch import on a loaded 2-core machine can take minutes
 PIDS_MAX = 1024  # torch's threads and a compiler's jobs fit; a fork bomb does not
 CGROUP_HEADROOM_MB = 512
 
