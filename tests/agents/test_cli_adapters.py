@@ -142,3 +142,19 @@ def test_host_keys_and_seed_secrets_never_reach_the_agent(cli: Cli, tmp_path: Pa
     assert "PATH=" in seen, result.final_message  # the dump ran
     assert "7f3a" not in seen
     assert "KLOOP_SEED_SECRET" not in seen
+
+
+@pytest.mark.parametrize("cli", cli_params())
+def test_a_prompt_longer_than_one_argument_still_reaches_the_agent(cli: Cli, tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    request = _request(ws, Role.reviewer, tmp_path / "art")
+    request.prompt = "Review this evidence.\n" + "diff line\n" * 20_000 + "END-OF-EVIDENCE-9c1e"  # ~200 KB
+    with ScriptedServer([text(json.dumps(VERDICT))]) as srv:
+        result = cli.make(srv).run(request)
+    assert result.status is AgentStatus.completed, result.final_message
+    assert result.verdict is not None
+    seen = json.dumps(srv.model_calls()[0].body)
+    if cli.name in ("claude", "codex"):  # fed on stdin: the model got all of it
+        assert "END-OF-EVIDENCE-9c1e" in seen
+    else:  # Kimi takes its prompt only as an argument: it is pointed at the file
+        assert "Your full instructions are in the file" in seen

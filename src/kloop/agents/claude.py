@@ -23,6 +23,7 @@ from kloop.agents.cli_process import (
     find_program,
     finish,
     kloop_mcp_config,
+    prompt_file,
     read_only_role,
 )
 
@@ -39,8 +40,9 @@ class ClaudeAgent(CliAgent):
 
     def invocation(self, request: AgentRequest, home: Path) -> Invocation:
         reviewer = read_only_role(request)
-        argv = [*self.require_program(), "-p", request.prompt, "--output-format", "stream-json", "--verbose",
-                "--no-session-persistence"]
+        long_prompt = prompt_file(request, home)  # `claude -p` reads the prompt from stdin without one
+        argv = [*self.require_program(), "-p", *([] if long_prompt else [request.prompt]),
+                "--output-format", "stream-json", "--verbose", "--no-session-persistence"]
         if reviewer:
             argv += ["--tools", REVIEWER_TOOLS, "--permission-mode", "default"]
         else:
@@ -62,7 +64,7 @@ class ClaudeAgent(CliAgent):
             extra["ANTHROPIC_BASE_URL"] = self.endpoint.base_url
         if self.endpoint.api_key:
             extra["ANTHROPIC_API_KEY"] = self.endpoint.api_key
-        return Invocation(argv=argv, env=agent_env(home, extra), contained=not reviewer)
+        return Invocation(argv=argv, env=agent_env(home, extra), contained=not reviewer, stdin=long_prompt)
 
     def interpret(self, request: AgentRequest, outcome: CliOutcome, inv: Invocation, home: Path) -> AgentResult:
         result = next((e for e in reversed(outcome.events) if e.get("type") == "result"), None)

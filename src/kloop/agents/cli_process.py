@@ -113,13 +113,16 @@ def _kill_all(proc: subprocess.Popen[bytes], known: list[psutil.Process]) -> lis
 
 def run_cli(
     argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], time_limit_s: float, transcript: Path,
+    stdin: Path | None = None,
 ) -> CliOutcome:
-    """Run `argv` once: stdin /dev/null, stdout to `transcript` verbatim, killed whole at the limit."""
+    """Run `argv` once: stdin /dev/null (or the `stdin` file), stdout to `transcript` verbatim, killed whole
+    at the limit."""
     transcript.parent.mkdir(parents=True, exist_ok=True)
     err_path = transcript.with_name(transcript.name + ".stderr")
     started = time.monotonic()
-    with open(transcript, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=out,
+    with open(transcript, "wb") as out, open(err_path, "wb") as err, \
+            open(stdin or os.devnull, "rb") as given:
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=given, stdout=out,
                                 stderr=err, start_new_session=True)
         seen: dict[int, psutil.Process] = {}
         timed_out = False
@@ -222,6 +225,7 @@ class Invocation:
     argv: list[str]
     env: dict[str, str]
     contained: bool = False  # True when the adapter wants kloop's containment around argv
+    stdin: Path | None = None  # a prompt too long for one argument, fed on stdin instead of /dev/null
     last_message: Path | None = None  # a file the CLI writes its final answer to (codex -o)
 
 
@@ -263,7 +267,7 @@ class CliAgent(ABC):
             if inv.contained:
                 argv = contain_writer(argv, request.workspace, home)
             transcript = _transcript_path(request, self.name)
-            outcome = run_cli(argv, cwd=request.workspace, env=inv.env,
+            outcome = run_cli(argv, cwd=request.workspace, env=inv.env, stdin=inv.stdin,
                               time_limit_s=_own_limit(request.time_limit_s), transcript=transcript)
             if outcome.timed_out:
                 return AgentResult(status=AgentStatus.timed_out, transcript_path=transcript,
@@ -271,6 +275,25 @@ class CliAgent(ABC):
             return self.interpret(request, outcome, inv, home)
         finally:
             shutil.rmtree(home, ignore_errors=True)
+
+
+# Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN); longer prompts go through a file.
+MAX_PROMPT_ARG = 100_000
+
+
+def prompt_file(request: AgentRequest, home: Path) -> Path | None:
+    """The prompt written to `HOME/prompt.md` when it is too long to pass as an argument, else None."""
+    if len(request.prompt.encode()) <= MAX_PROMPT_ARG:
+        return None
+    path = home / "prompt.md"
+    path.write_text(request.prompt, encoding="utf-8")
+    return path
+
+
+def pointer_prompt(path: Path) -> str:
+    """For a CLI that takes its prompt only as an argument: where the full prompt is."""
+    return (f"Your full instructions are in the file {path} (outside the workspace, too long to pass here). "
+            "Read all of it first, then follow it exactly.")
 
 
 def read_only_role(request: AgentRequest) -> bool:

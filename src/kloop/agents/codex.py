@@ -26,6 +26,7 @@ from kloop.agents.cli_process import (
     denials_in,
     find_program,
     finish,
+    prompt_file,
     read_jsonl,
     read_only_role,
 )
@@ -79,9 +80,10 @@ class CodexAgent(CliAgent):
                      "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
                      "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
                      "-c", "sandbox_workspace_write.network_access=false"]
-        argv += ["--", request.prompt]
+        long_prompt = prompt_file(request, home)  # `-` : Codex reads the prompt from stdin
+        argv += ["--", "-" if long_prompt else request.prompt]
         extra = {"CODEX_HOME": str(codex_home), KEY_VAR: self.endpoint.api_key or ""}
-        return Invocation(argv=argv, env=agent_env(home, extra), last_message=last)
+        return Invocation(argv=argv, env=agent_env(home, extra), last_message=last, stdin=long_prompt)
 
     def interpret(self, request: AgentRequest, outcome: CliOutcome, inv: Invocation, home: Path) -> AgentResult:
         events = outcome.events

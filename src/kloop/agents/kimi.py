@@ -23,6 +23,8 @@ from kloop.agents.cli_process import (
     denials_in,
     finish,
     kloop_mcp_config,
+    pointer_prompt,
+    prompt_file,
     read_only_role,
     tools_prefix,
 )
@@ -82,7 +84,9 @@ class KimiAgent(CliAgent):
         kimi_home = home / ".kimi-code"
         kimi_home.mkdir(parents=True, exist_ok=True)
         (kimi_home / "config.toml").write_text(self.config_toml(), encoding="utf-8")
-        argv = [*self.require_program(), "-p", request.prompt, "--output-format", "stream-json"]
+        long_prompt = prompt_file(request, home)  # `-p` takes an argument only: point to the file
+        prompt = pointer_prompt(long_prompt) if long_prompt else request.prompt
+        argv = [*self.require_program(), "-p", prompt, "--output-format", "stream-json"]
         mcp = None if read_only_role(request) else kloop_mcp_config()
         if mcp is not None:  # Kimi Code reads MCP servers from its home's mcp.json
             (kimi_home / "mcp.json").write_text(json.dumps(mcp), encoding="utf-8")

@@ -13,7 +13,15 @@ import os
 from pathlib import Path
 
 from kloop.agents.base import AgentRequest
-from kloop.agents.cli_process import Endpoint, Invocation, agent_env, read_only_role, tools_prefix
+from kloop.agents.cli_process import (
+    Endpoint,
+    Invocation,
+    agent_env,
+    pointer_prompt,
+    prompt_file,
+    read_only_role,
+    tools_prefix,
+)
 from kloop.agents.kimi import KimiAgent
 
 REVIEWER_AGENT = """version: 1
@@ -45,8 +53,10 @@ class LegacyKimiAgent(KimiAgent):
     def invocation(self, request: AgentRequest, home: Path) -> Invocation:
         config = home / "kimi-config.toml"
         config.write_text(self.config_toml(), encoding="utf-8")
+        long_prompt = prompt_file(request, home)
+        prompt = pointer_prompt(long_prompt) if long_prompt else request.prompt
         argv = [*self.require_program(), "--print", "--output-format", "stream-json", "--config-file", str(config),
-                "-w", str(request.workspace), "-p", request.prompt]
+                "-w", str(request.workspace), "-p", prompt]
         if read_only_role(request):
             agent_file = home / "kloop-reviewer.yaml"
             agent_file.write_text(REVIEWER_AGENT, encoding="utf-8")
