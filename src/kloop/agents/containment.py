@@ -19,8 +19,8 @@ Each layer that cannot run here is skipped and reported (`mechanisms()` says whi
 own checks after a call (workspace fingerprint, sealed hashes, kloop's package digest) stay the gate.
 
 API for adapters: `contain(argv, writable=[workspace, home, tmp], protect=[sealed]) -> argv'`, run
-argv' exactly as argv would have been run. `python -m kloop.agents.containment` is the trusted
-helper that argv' starts; it applies the layers and then execs the agent.
+argv' exactly as argv would have been run. This module, run as a script, is the trusted helper
+that argv' starts; it applies the layers and then execs the agent.
 """
 
 from __future__ import annotations
@@ -107,8 +107,10 @@ def contain(
     if not paths:
         raise ValueError("contain: at least one writable path is needed (the workspace)")
     guarded = sorted({str(Path(p).resolve()) for p in [*protect, *default_protected()]})
-    # -P: never import from the (writer-controlled) cwd; -s: nor from the agent home's user site.
-    helper = [sys.executable, "-P", "-s", "-m", "kloop.agents.containment"]
+    # This file run as a script: only the standard library loads before the agent starts (fast, and
+    # independent of the rest of kloop). -P: never import from the (writer-controlled) cwd; -s: nor
+    # from the agent home's user site.
+    helper = [sys.executable, "-P", "-s", str(Path(__file__).resolve())]
     for path in paths:
         helper += ["--rw", path]
     for path in guarded:
