@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kloop.loop.gate import SPEED_RULE
+from kloop.loop.gate import SPEED_RULE, another_look, pooled
 from kloop.task.load import load_task
 from kloop.verify import verify
 from kloop.verify.result import VerifyOptions
@@ -50,13 +50,17 @@ def decide(task: object, candidate: Path, best: Path, work: Path) -> dict[str, o
     options = VerifyOptions(device="cpu", heldout=1, prestart=True, incumbent_path=best, log_dir=work / "logs")
     t0 = time.perf_counter()
     result = verify(task, candidate, options)
+    looks = 1
+    while another_look(result, False, looks):  # the loop's rule: a promising, inconclusive look is repeated
+        looks += 1
+        result = pooled(result, verify(task, candidate, options))
     took = time.perf_counter() - t0
     inc = result.summary.incumbent
     if inc is None:
         return {"status": result.status.value, "accepted": False, "seconds": took, "reasons": result.reasons[:2]}
     ratio = LogRatio(inc.log_mean, inc.log_se, inc.df, inc.replicates)
     bound = ratio.lower(SPEED_RULE.confidence)
-    return {"status": result.status.value, "ratio": ratio.speedup, "lower": bound, "se": inc.log_se,
+    return {"status": result.status.value, "ratio": ratio.speedup, "lower": bound, "se": inc.log_se, "looks": looks,
             "accepted": result.passed and bound > SPEED_RULE.min_gain, "seconds": took, "clock": result.summary.clock}  # fmt: skip
 
 

@@ -8,8 +8,10 @@ Speed rule: the verifier timed the candidate and the current best in the same ro
 same fresh inputs (`summary.incumbent`; while the best is still the baseline, `summary.comparison`
 is that comparison). The one-sided lower confidence bound of candidate / best at
 `SPEED_RULE.confidence` must exceed `SPEED_RULE.min_gain`. The best is re-measured every time,
-so a best that was lucky once does not raise the bar for later rounds (no ratchet), and a round
-that is no faster than the best is accepted with probability at most 1 - confidence. Verdicts
+so a best that was lucky once does not raise the bar for later rounds (no ratchet). A first
+verification that is promising (point estimate above the bar) but inconclusive is repeated and the
+two pooled (`another_look`, `pooled`); a round no faster than the best is accepted with probability
+at most looks x (1 - confidence) = 1 %. Verdicts
 without those statistics (a fake verifier) fall back to: CI lower bound > the bar passed in.
 """
 
@@ -25,8 +27,12 @@ from kloop.verify.result import Comparison, VerifyResult
 class SpeedRule:
     """When a measured gain counts: one-sided confidence of the lower bound, and the least gain."""
 
-    confidence: float = 0.99
+    confidence: float = 0.995
     min_gain: float = 1.01
+    looks: int = 2
+    """At most this many verifications per round: a promising but inconclusive first one is repeated
+    and pooled. Each look is held to `confidence`, so all looks together accept a candidate no
+    faster than the best with probability at most looks x (1 - confidence) (Bonferroni): 1 %."""
 
 
 SPEED_RULE = SpeedRule()
@@ -151,3 +157,45 @@ def best_speed_now(verify: VerifyResult | None, fallback: float) -> float:
     if summary is None or summary.incumbent is None or not summary.speedup_geomean:
         return fallback
     return summary.speedup_geomean / summary.incumbent.speedup_geomean
+
+
+def another_look(verify: VerifyResult | None, best_is_baseline: bool, looks_done: int,
+                 rule: SpeedRule = SPEED_RULE) -> bool:  # fmt: skip
+    """Repeat the verification: it passed, looks promising, and has not cleared the bar yet."""
+    if verify is None or not verify.passed or looks_done >= rule.looks:
+        return False
+    versus = direct(GateInput(agent_status=AgentStatus.completed, verify=verify, best_is_baseline=best_is_baseline))
+    if versus is None:
+        return False
+    from kloop.verify.stats import LogRatio
+
+    ratio = LogRatio(versus.log_mean, versus.log_se, versus.df, versus.replicates)
+    return ratio.speedup > rule.min_gain and ratio.lower(rule.confidence) <= rule.min_gain
+
+
+def pooled(first: VerifyResult, again: VerifyResult) -> VerifyResult:
+    """`first` with its comparisons pooled with `again`'s (inverse-variance weights; dfs add up)."""
+    if not again.passed:
+        return again
+    summary = first.summary.model_copy()
+    for name in ("comparison", "incumbent"):
+        a, b = getattr(first.summary, name), getattr(again.summary, name)
+        if a is not None and b is not None:
+            setattr(summary, name, _pool(a, b))
+    if summary.comparison is not None:
+        summary.speedup_geomean, summary.speedup_ci = summary.comparison.speedup_geomean, summary.comparison.speedup_ci
+    return first.model_copy(update={"summary": summary})
+
+
+def _pool(a: Comparison, b: Comparison) -> Comparison:
+    import math
+
+    from kloop.verify.stats import LogRatio
+
+    if not (a.log_se > 0 and b.log_se > 0 and math.isfinite(a.log_se) and math.isfinite(b.log_se)):
+        return b if math.isfinite(b.log_se) else a
+    wa, wb = 1 / a.log_se**2, 1 / b.log_se**2
+    ratio = LogRatio((wa * a.log_mean + wb * b.log_mean) / (wa + wb), 1 / math.sqrt(wa + wb), a.df + b.df,
+                     a.replicates + b.replicates)  # fmt: skip
+    return Comparison(speedup_geomean=ratio.speedup, speedup_ci=ratio.ci(), log_mean=ratio.mean, log_se=ratio.se,
+                      df=ratio.df, replicates=ratio.replicates)  # fmt: skip

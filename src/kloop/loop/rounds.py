@@ -27,7 +27,7 @@ from kloop.agents.base import (
 )
 from kloop.errors import BadInput, HarnessFailure
 from kloop.loop.context import RunContext
-from kloop.loop.gate import GateInput, best_speed_now, decide
+from kloop.loop.gate import GateInput, another_look, best_speed_now, decide, pooled
 from kloop.loop.lineage import CandidateRecord
 from kloop.loop.prompts import PromptContext, reviewer_prompt, writer_prompt
 from kloop.loop.services import call_agent
@@ -224,9 +224,16 @@ class RoundRunner:
     def _verify(self, number: int, art: Path, attempt: Attempt, best: CandidateRecord) -> None:
         candidate = self._candidate_dir(art, attempt)
         incumbent = self.paths.round_dir(best.round) / "candidate" if best.round > 0 else None
+        incumbent = incumbent if incumbent is not None and incumbent.is_dir() else None
         try:  # the best is timed in the same rounds: the gate compares with it directly
             result = self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(), art / "logs",
-                                          incumbent=incumbent if incumbent is not None and incumbent.is_dir() else None)
+                                          incumbent=incumbent)
+            looks = 1
+            while another_look(result, best.round == 0, looks):  # promising, inconclusive: measure again, pool
+                (art / f"verify-look{looks}.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
+                looks += 1
+                result = pooled(result, self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(),
+                                                             art / f"logs-look{looks}", incumbent=incumbent))
         except HarnessFailure as exc:
             raise Blocked(f"round {number}: the verifier could not judge: {exc}") from exc
         attempt.verify = result
