@@ -85,7 +85,7 @@ def test_routed_solution_dispatches_by_shape_and_passes_the_verifier(tmp_path: P
     # the wall-clock cross-check is not dependable on a machine shared by many test runs)
     result = verify(load_task(TASK), out, VerifyOptions(**FAST, timing=False, speedup=False))
     assert result.passed, result.reasons
-    assert sum(w.heldout for w in result.workloads) == 2 and len(result.workloads) == 6
+    assert set(SHAPES) <= {w.uuid for w in result.workloads} and sum(w.heldout for w in result.workloads) >= 2
 
 
 @pytest.mark.parametrize("language", ["cpp"])
