@@ -130,8 +130,9 @@ def test_shared_cache_attacks_change_nothing_later_verifications_load(name: str,
         assert any(r.startswith("sandbox_policy") for r in result.reasons), result.reasons
     after = _snapshot(warm_cache)
     assert {k: v for k, v in after.items() if k in before} == before, "an existing entry changed"
-    for rel in set(after) - set(before):  # only the attack's own honest build may have been published
-        assert b"PLANTED" not in (warm_cache / rel).read_bytes() and b"sleep" not in (warm_cache / rel).read_bytes()
+    own = (REDTEAM / "cache" / name / "kernel.py").read_bytes()
+    for rel in set(after) - set(before):  # only the attack's own build (its real source) may have been published
+        assert rel.endswith(MANIFEST) or (warm_cache / rel).read_bytes() == own, rel
     follow = _run(REDTEAM / "honest_value", warm_cache, tmp_path, timing=True)
     _correct_and_timed(follow)  # the baseline loaded from its intact, hash-checked entry
     assert _snapshot(warm_cache) == after  # the follow-up found every entry intact (nothing rebuilt)
