@@ -65,12 +65,7 @@ class Harness:
         from kloop.task.schema import Solution
 
         solution = Solution.model_validate(req["solution"])
-        src = self.workdir / "solution"
-        for source in solution.sources:
-            path = src / source.path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(source.content)
-        sys.path.insert(0, str(src))
+        # the builder writes the sources into its own staging entry (and imports them from there): no second copy
         filesystem = self._arm_policy(req)
         try:
             self.staged = _compile(solution, self.device, Path(req["cache_dir"]), self.workdir)

@@ -307,5 +307,3 @@ def environment(device: str, threads: int) -> dict[str, str]:
     with contextlib.suppress(PackageNotFoundError):  # metadata: importing triton costs ~0.3 s
         env["triton"] = version("triton")
     return env
-
-
