@@ -49,7 +49,7 @@ def line_chart(title: str, series: list[Series], x_label: str, y_label: str, cha
              f'<line x1="{PAD_L}" y1="{PAD_T}" x2="{PAD_L}" y2="{H - PAD_B}" class="axis"/>']
     for t in _ticks(y0, y1):
         parts.append(f'<line x1="{PAD_L - 4}" y1="{py(t):.1f}" x2="{W - PAD_R}" y2="{py(t):.1f}" class="grid"/>'
-                     f'<text x="{PAD_L - 6}" y="{py(t) + 4:.1f}" text-anchor="end">{t:.2g}</text>')
+                     f'<text x="{PAD_L - 6}" y="{py(t) + 4:.1f}" text-anchor="end">{_label(t)}</text>')
     whole = all(float(x).is_integer() for x in xs) and x1 - x0 <= 40
     x_ticks = [float(t) for t in range(int(x0), int(x1) + 1, max(1, int(x1 - x0) // 8 or 1))] if whole else _ticks(x0, x1)
     for t in x_ticks:
