@@ -194,12 +194,12 @@ def _route(data: RunData) -> str:
     plan = route.get("plan") or {}
     rows = "".join(f"<tr><td>{escape(r['regime']['axis'])} in [{r['regime']['lo']}, "
                    f"{'inf' if r['regime']['hi'] >= 2**62 else r['regime']['hi']})</td><td>{escape(r['candidate'])}</td>"
-                   f"<td>{'yes' if r['admitted'] else 'no'}</td><td>{escape(r['evidence'])}</td></tr>"
+                   f"<td>{'yes' if r['admitted'] else ('best' if r['candidate'] == plan.get('best') else 'no')}</td><td>{escape(r['evidence'])}</td></tr>"
                    for r in plan.get("routes", []))
     built = (f"routed solution verified {escape(str(route.get('status')))} at {_x(route.get('speedup_geomean'))} "
              f"{_ci(route.get('speedup_ci'))} (best alone {_x(route.get('best_speedup_geomean'))})"
              if route.get("admitted") else "no routed solution built")
-    return (f"<h2>Shape routing</h2><section id='route'><p>{built}. {escape(route.get('reason', ''))}</p><table><tr><th>regime</th><th>candidate</th><th>admitted</th>"
+    return (f"<h2>Shape routing</h2><section id='route'><p>{built}. {escape(route.get('reason', ''))}</p><table><tr><th>regime</th><th>candidate</th><th>route earned</th>"
             f"<th>evidence</th></tr>{rows}</table></section>")
 
 
