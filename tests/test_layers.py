@@ -163,3 +163,15 @@ def test_the_checker_catches_an_uphill_and_a_sideways_import(tmp_path: Path) -> 
         (tmp_path / rel).write_text(text)
     assert uphill_imports(tmp_path) == ["route/z.py:1: route -> agents", "task/x.py:2: task -> loop",
                                         "wiki/y.py:1: wiki -> profile"]
+
+
+CONCRETE_AGENTS = {"tuner", "replay", "rules", "claude", "codex", "kimi", "kimi_legacy", "openai_agent"}
+
+
+def test_the_loop_names_no_concrete_agent() -> None:
+    """The loop gets its agents through `kloop.agents.get_agent` and the `Agent` protocol only."""
+    found = [f"{path.relative_to(SRC)}:{line}: {module}"
+             for path in sorted((SRC / "loop").rglob("*.py"))
+             for line, module in _imported(ast.parse(path.read_text(encoding="utf-8")))
+             if module.startswith("kloop.agents.") and module.split(".")[2] in CONCRETE_AGENTS]
+    assert not found, found

@@ -30,6 +30,14 @@ def test_argument_rules() -> None:
         get_agent("rules:strict")
 
 
+def test_the_tuner_takes_an_optional_budget() -> None:
+    assert get_agent("tuner").budget == TunerAgent().budget
+    assert get_agent("tuner:32").budget == 32
+    for bad in ("tuner:lots", "tuner:0"):
+        with pytest.raises(BadInput, match="positive number of configurations"):
+            get_agent(bad)
+
+
 @pytest.mark.parametrize("name", ["claude", "codex", "kimi", "kimi-legacy"])
 def test_a_cli_adapter_without_its_cli_is_a_named_error(name: str, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv(f"KLOOP_{name.upper().replace('-', '_')}_BIN", str(tmp_path / "not-installed"))

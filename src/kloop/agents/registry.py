@@ -32,13 +32,16 @@ class AgentKind:
     factory: Callable[[str | None], Agent]
     needs_arg: bool
     help: str
+    optional_arg: bool = False
+    """Takes `KIND` or `KIND:ARG` (e.g. `tuner:32`, a tuning budget)."""
 
 
 _KINDS: dict[str, AgentKind] = {}
 
 
 def register_agent(
-    name: str, factory: Callable[[str | None], Agent], *, needs_arg: bool = False, help: str = ""
+    name: str, factory: Callable[[str | None], Agent], *, needs_arg: bool = False, help: str = "",
+    optional_arg: bool = False,
 ) -> None:
     """Add a kind; validated now so that a broken registration never reaches a run."""
     if not _KIND.match(name):
@@ -47,7 +50,7 @@ def register_agent(
         raise TypeError(f"agent kind {name!r}: factory is not callable")
     if name in _KINDS:
         raise ValueError(f"agent kind {name!r} is registered twice")
-    _KINDS[name] = AgentKind(name, factory, needs_arg, help)
+    _KINDS[name] = AgentKind(name, factory, needs_arg, help, optional_arg)
 
 
 def agent_kinds() -> list[AgentKind]:
@@ -64,11 +67,12 @@ def get_agent(spec: str, *, where: str = "agent") -> Agent:
     kind_name, arg = parse_spec(spec)
     kind = _KINDS.get(kind_name)
     if kind is None:
-        known = ", ".join(k.name + (":ARG" if k.needs_arg else "") for k in agent_kinds())
+        known = ", ".join(k.name + (":ARG" if k.needs_arg else "[:ARG]" if k.optional_arg else "")
+                          for k in agent_kinds())
         raise UnknownAgentKind(where, f"unknown agent kind {kind_name!r} in {spec!r} (known: {known})")
     if kind.needs_arg and not arg:
         raise BadInput(where, f"agent kind {kind_name!r} needs an argument: {kind_name}:ARG")
-    if not kind.needs_arg and arg:
+    if not kind.needs_arg and not kind.optional_arg and arg:
         raise BadInput(where, f"agent kind {kind_name!r} takes no argument (got {spec!r})")
     return kind.factory(arg)
 
@@ -96,14 +100,24 @@ def _cli(cls: Callable[[], Any]) -> Callable[[str | None], Agent]:
     return factory
 
 
+def _tuner(arg: str | None) -> Agent:
+    from kloop.agents.tuner import TunerAgent
+
+    if arg is None:
+        return TunerAgent()
+    if not arg.isdigit() or int(arg) < 1:
+        raise BadInput("tuner", f"tuner:N takes a positive number of configurations, got {arg!r}")
+    return TunerAgent(budget=int(arg))
+
+
 def _register_builtins() -> None:
     from kloop.agents.replay import ReplayAgent
     from kloop.agents.rules import RulesReviewer
-    from kloop.agents.tuner import TunerAgent
 
     register_agent("replay", lambda arg: ReplayAgent.from_file(arg or ""), needs_arg=True,
                    help="replays a recorded campaign (JSONL, one line per round)")
-    register_agent("tuner", lambda arg: TunerAgent(), help="searches the tunables a solution declares")
+    register_agent("tuner", _tuner, optional_arg=True,
+                   help="searches the tunables a solution declares (tuner:N measures at most N configurations)")
     register_agent("rules", lambda arg: RulesReviewer(), help="deterministic reviewer")
     from kloop.agents.claude import ClaudeAgent
     from kloop.agents.codex import CodexAgent

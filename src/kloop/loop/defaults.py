@@ -14,7 +14,6 @@ def default_services(config: RunConfig) -> Services:
     from kloop.agents import get_agent
     from kloop.agents.containment import package_digest
     from kloop.agents.registry import parse_spec
-    from kloop.agents.tuner import TunerAgent
     from kloop.loop.ceiling import DeviceCeiling
     from kloop.loop.progress import default_progress
     from kloop.loop.services import KernelWiki, VendorProfiler
@@ -26,7 +25,7 @@ def default_services(config: RunConfig) -> Services:
         researcher=writer if parse_spec(config.writer)[0] in MODEL_KINDS else None,
         kloop_digest=package_digest,
         reviewer=get_agent(config.reviewer, where="--reviewer"),
-        tuner=TunerAgent(budget=config.tune_budget),
+        tuner=get_agent(f"tuner:{config.tune_budget}"),  # through the registry: the loop names no concrete agent
         verifier=KloopVerifier(config.device, {"prestart": True, **config.verify}),
         wiki=KernelWiki(),
         profiler=VendorProfiler(config.device),
