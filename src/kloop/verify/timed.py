@@ -37,7 +37,6 @@ RECHECK_BYTES = 4 << 20  # small outputs are cheap to re-check: re-check up to t
 RECHECK_MAX = 64  # ... but never more than this many calls per workload
 CALIBRATION_REPEATS = 3
 CANDIDATE = "candidate"
-NOOP = "harness"  # the baseline box's no-op batch of a round: the harness's own cost
 
 
 @dataclass(frozen=True)
@@ -230,30 +229,31 @@ class TimingSession:
             warm = fresh_calls(self.judge, workload, "warmup", self.plan.warmup)
             for label in self._order():
                 self._batch(label, axes, warm, where)
+        cost = self._harness_cost(workload, axes, count, overhead.of(count))
         picks_left = recheck_count(self.plan.recheck, sum(_nbytes(s) for s in self.judge.output_specs(axes)))
         for r in range(self.plan.rounds):
             calls = fresh_calls(self.judge, workload, f"round{r}", count)
-            raw: dict[str, int] = {}
             for label in self._order():
-                # every box runs the same pattern, a no-op batch then the batch: the baseline's no-op is this
-                # round's harness cost (trusted box, this moment's load); the others' only keep the boxes alike
-                noop = send_batch(self.boxes[label], self.judge, axes, calls, self.plan.timeout_s, noop=True,
-                                  per_call_ns=self.per_call_ns)[0]  # fmt: skip
-                if label == "baseline":
-                    raw[NOOP] = noop[self.clock]
                 took, reply, outs = self._batch(label, axes, calls, where)
-                raw[label] = took[self.clock]
+                timing.rounds_ns[label].append(batch_latency_ns(took[self.clock], cost, count))
+                timing.gross_ns[label].append(took[self.clock] / count)
                 if label == CANDIDATE:
                     self._cross_check(sum(reply["times_ns"]), took["wall"], where)
                     want = math.ceil(picks_left / (self.plan.rounds - r))
                     picks_left -= want
                     self._recheck(calls, outs, reply, axes, where, want, r)
-            cost = raw.pop(NOOP, None)
-            cost = overhead.of(count) if cost is None else cost
-            for label, ns in raw.items():
-                timing.rounds_ns[label].append(batch_latency_ns(ns, cost, count))
-                timing.gross_ns[label].append(ns / count)
         self._record(workload, result, timing, axes, where, count)
+
+    def _harness_cost(self, workload: Workload, axes: dict[str, int], count: int, fallback: float) -> float:
+        """The harness's own cost of a batch (net latency only; speedups use whole batches): the median
+        of no-op batches in the baseline's box, where the candidate's code never runs."""
+        box = self.boxes.get("baseline")
+        if box is None:
+            return fallback
+        calls = fresh_calls(self.judge, workload, "harness", count)
+        walls = [send_batch(box, self.judge, axes, calls, self.plan.timeout_s, noop=True,
+                            per_call_ns=self.per_call_ns)[0][self.clock] for _ in range(3)]  # fmt: skip
+        return float(statistics.median(walls))
 
     def _order(self) -> list[str]:
         """This round's order of boxes, drawn with the supervisor's secret randomness."""
