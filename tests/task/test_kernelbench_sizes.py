@@ -128,3 +128,14 @@ def test_shipped_examples_are_what_the_importer_makes(tmp_path: Path, name: str)
     shipped = json.loads((ROOT / "examples" / "kernelbench" / name / "definition.json").read_text())
     made = json.loads((task.root / "definition.json").read_text())
     assert made == shipped
+
+
+def test_max_bytes_also_fits_the_parameters(tmp_path: Path) -> None:
+    """level3/1_MLP's 12 MB of data fit 16 MB, but its 2.5 GB of weights do not fit the sandbox: shrink both."""
+    mlp = PROBLEMS / "level3_1_MLP.py"
+    with pytest.raises(BadInput, match=r"parameters 2.5 GB.*use --scale"):
+        import_kernelbench(mlp, tmp_path / "full")
+    task = import_kernelbench(mlp, tmp_path / "mlp", max_bytes=16 << 20)
+    assert "layer_sizes[0] 16384 ->" in task.definition.reference.splitlines()[0]
+    est = footprint(mlp, task.definition.reference)
+    assert est is not None and est.data <= 16 << 20 and est.sandbox <= DEFAULT_MEMORY_MB * (1 << 20) / 2

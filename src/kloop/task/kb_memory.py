@@ -136,18 +136,23 @@ def choose_scale(file: Path, source: str, *, scale: float | None, max_bytes: int
     """Apply --scale or find the one --max-bytes asks for; refuse (exit 2) when the sandbox cannot hold it."""
     from kloop.task.kernelbench import MEMORY_SHARE
 
+    budget = int(memory_mb * (1 << 20) * MEMORY_SHARE)
     if scale is not None and not 0 < scale <= 1:
         raise BadInput("--scale", f"expected a factor in (0, 1], got {scale:g}")
     if max_bytes is not None and max_bytes <= 0:
         raise BadInput("--max-bytes", f"expected a positive byte count, got {max_bytes}")
-    budget = int(memory_mb * (1 << 20) * MEMORY_SHARE)
     factor = 1.0 if scale is None else scale
-    if max_bytes is not None:
-        found = _largest_fitting(file, source, names, factor, lambda fp: fp.data <= max_bytes)
-        if found is None:
-            raise BadInput(file, f"no scale brings inputs and outputs under {max_bytes} bytes")
+    if max_bytes is not None:  # both bounds: the data asked for, and what the sandbox can hold
+
+        def fits(fp: Footprint) -> bool:
+            return fp.data <= max_bytes and fp.sandbox <= budget
+
         full = _at(file, source, names, factor)[2]
-        factor = factor if full is not None and full.data <= max_bytes else found
+        if full is not None and not fits(full):
+            found = _largest_fitting(file, source, names, factor, fits)
+            if found is None:
+                raise BadInput(file, f"no scale brings inputs and outputs under {max_bytes} bytes within the sandbox limit")
+            factor = found
     scaled, changes, fp = _at(file, source, names, factor)
     if fp is not None and fp.sandbox > budget:
         _refuse(file, source, names, factor, fp, budget, memory_mb)
