@@ -66,7 +66,7 @@ def test_honest_kernels_pass_every_regime(name: str, tmp_path: Path) -> None:
     assert result.passed, result.reasons
     detail = next(c.detail for c in result.checks if c.name == "numeric")
     assert detail.startswith("coverage: "), detail
-    judged = [w.uuid.split("-")[1] for w in result.workloads if w.uuid.startswith("coverage-")]
+    judged = [w.uuid.split("-")[2] for w in result.workloads if w.uuid.startswith("heldout-coverage-")]
     assert judged and set(judged) <= set(COVERAGE_REGIMES), judged
 
 

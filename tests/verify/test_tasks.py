@@ -67,5 +67,5 @@ def test_the_definitions_heldout_count_is_honoured(tmp_path: Path) -> None:
     solution = Path(__file__).parent / "redteam" / "honest_value"
     result = verify(load_task(task_dir), solution, options(tmp_path, timing=False, speedup=False))
     assert result.passed, result.reasons
-    # input-coverage workloads (`coverage-<regime>-...`) are held out too, but not drawn by this count
-    assert sum(w.heldout and not w.uuid.startswith("coverage-") for w in result.workloads) == 3
+    # input-coverage workloads (`heldout-coverage-<regime>-...`) are held out too, but not drawn by this count
+    assert sum(w.heldout and not w.uuid.startswith("heldout-coverage-") for w in result.workloads) == 3

@@ -5,7 +5,7 @@ identity, softmax without max-subtraction and RMSNorm with eps outside the squar
 So on the smallest listed workload the supervisor also runs each regime of
 `kloop.task.inputs.COVERAGE_REGIMES` (signed, wide, small, tiny, special values), fresh from the
 secret seed, through the same checks (failures are `numeric` / `finite` with the regime named);
-they appear in `workloads` as `coverage-<regime>-<uuid>` with `heldout: true` (never timed).
+they appear in `workloads` as `heldout-coverage-<regime>-<uuid>` with `heldout: true` (never timed).
 
 A regime is judged only where an honest kernel can answer it: the float64 reference is finite and
 fits the output dtype, and the reference run in the task's own precision stays within 1/16 of the
@@ -109,7 +109,7 @@ def judge_coverage(judge: WorkloadJudge, box: SandboxProcess, listed: list[Workl
         notes.append(f"coverage narrowed by the task: {spec.reason}")
     axes = resolve_axes(definition, base)
     for regime in coverage_regimes(definition):
-        workload = base.model_copy(update={"uuid": f"coverage-{regime}-{base.uuid[:8]}"})
+        workload = base.model_copy(update={"uuid": f"heldout-coverage-{regime}-{base.uuid[:8]}"})
         inputs = coverage_inputs(definition, workload, regime, seed=derive_seed(judge.seed, workload.uuid),
                                  task_root=judge.task.root)  # fmt: skip
         var = {a: axes[a] for a in definition.var_axes if a in axes}
