@@ -15,8 +15,6 @@ MCP_CLIS = [pytest.param(c, id=c.name, marks=pytest.mark.skipif(not c.installed(
             for c in CLIS if c.name in ("claude", "kimi")]
 
 
-@pytest.mark.xfail(strict=False, reason="containment's Landlock layer passes kloop's package and venv as `deny` "
-                   "(no read, no exec), so `kloop mcp` cannot start inside a contained writer; read-only was meant")
 @pytest.mark.parametrize("cli", MCP_CLIS)
 def test_a_writer_reaches_kloops_wiki_through_mcp(cli: Cli, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("KLOOP_HOME", str(tmp_path / "kloop-home"))  # no wiki yet: the server seeds its own

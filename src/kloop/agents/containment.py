@@ -253,11 +253,12 @@ def _main(args: list[str]) -> int:
             os.chdir(os.getcwd())
     landlock = _landlock()
     devices = [d for d in _DEVICES if os.path.exists(d)]
-    # Landlock has no deny rule: a protected path inside a writable one is carved out by granting
-    # the writable root's other entries one by one, which leaves its top level unwritable. Where
-    # the namespace already re-bound such paths read-only, Landlock need not carve them.
-    deny = [p for p in protected if not (in_ns and _inside_any(p, writable))]
-    if landlock.restrict(read=["/"], write=[*writable, *devices], deny=deny) > 0:
+    # Everything is readable (the agent runs kloop and its venv); only the writable roots get write
+    # rights, so a protected path outside them is already read-only. Landlock has no deny rule: a
+    # protected path inside a writable root is carved out of the write grant by granting the root's
+    # other entries one by one. Where the namespace already re-bound it read-only, no carving.
+    deny_write = [p for p in protected if _inside_any(p, writable) and not in_ns]
+    if landlock.restrict(read=["/"], write=[*writable, *devices], deny_write=deny_write) > 0:
         ran.append("landlock")
     if _drop_capabilities():
         ran.append("no-capabilities")

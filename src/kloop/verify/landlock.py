@@ -92,8 +92,11 @@ def _add_rule(libc: ctypes.CDLL, ruleset: int, path: str, access: int) -> None:
         os.close(fd)
 
 
-def restrict(read: Iterable[str], write: Iterable[str], deny: Iterable[str] = ()) -> int:
+def restrict(read: Iterable[str], write: Iterable[str], deny: Iterable[str] = (), deny_write: Iterable[str] = ()) -> int:
     """Apply the ruleset to this process for good; returns the ABI used, 0 when Landlock is unavailable.
+
+    `deny` paths are carved out of every grant (no access at all); `deny_write` paths only out of
+    the write grants, so they stay readable and executable (an agent runs kloop, never edits it).
 
     Raises OSError only when the kernel has Landlock but refuses a rule (a bug, not a missing
     feature): the caller must not go on with a half-built sandbox.
@@ -104,15 +107,16 @@ def restrict(read: Iterable[str], write: Iterable[str], deny: Iterable[str] = ()
     libc = _libc()
     handled = handled_rights(abi)
     denied = sorted({os.path.realpath(d) for d in deny})
+    write_denied = sorted({*denied, *(os.path.realpath(d) for d in deny_write)})
     attr = _RulesetAttr(handled_access_fs=handled, handled_access_net=0, scoped=_SCOPE_SIGNAL if abi >= 6 else 0)
     ruleset = int(libc.syscall(ctypes.c_long(_CREATE_RULESET), ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)),
                                ctypes.c_uint32(0)))  # fmt: skip
     if ruleset < 0:
         return 0  # e.g. EOPNOTSUPP (built in but disabled at boot)
     try:
-        for roots, access in ((read, READ_RIGHTS), (write, handled)):
+        for roots, access, carved in ((read, READ_RIGHTS, denied), (write, handled, write_denied)):
             for root in sorted({os.path.realpath(r) for r in roots if r}):
-                for path in _carve(root, denied):
+                for path in _carve(root, carved):
                     _add_rule(libc, ruleset, path, access)
         if libc.prctl(ctypes.c_int(_PR_SET_NO_NEW_PRIVS), ctypes.c_ulong(1), ctypes.c_ulong(0), ctypes.c_ulong(0),
                       ctypes.c_ulong(0)) != 0:  # fmt: skip
