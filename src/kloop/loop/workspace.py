@@ -55,7 +55,8 @@ class Workspace:
         self.root.mkdir(parents=True, exist_ok=True)
         self.git("init", "-q")
         if baseline is not None:
-            shutil.copytree(baseline, self.solution, dirs_exist_ok=True)
+            # contents only: the sealed baseline is read-only, the writer's copy must not be
+            shutil.copytree(baseline, self.solution, dirs_exist_ok=True, copy_function=shutil.copyfile)
         for rel, text in initial_files.items():
             (self.solution / rel).parent.mkdir(parents=True, exist_ok=True)
             (self.solution / rel).write_text(text, encoding="utf-8")
