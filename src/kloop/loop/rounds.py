@@ -36,7 +36,6 @@ from kloop.loop.stopping import Blocked
 from kloop.task.tunables import first_values, instantiate_dir, read_space
 from kloop.verify.result import VerifyResult
 
-
 KLOOP_CHANGED = "kloop's own package files changed"
 
 
@@ -67,6 +66,18 @@ class RoundInput:
     history: list[dict[str, Any]] = field(default_factory=list)
     profile_digest: str | None = None
     wiki_hits: list[str] = field(default_factory=list)
+
+
+def _split_refusals(denials: list[str], run_dir: Path) -> tuple[list[str], list[str]]:
+    """Refusals that aimed at what decides the reward (sealed/, .kloop/, kloop's install, $KLOOP_HOME,
+    the workspace's .git) reject the round; the rest (a denied shell command, a read outside the
+    workspace) were stopped by the CLI or the containment and are kept as evidence only."""
+    from kloop.agents.containment import default_protected
+
+    guarded = [str(run_dir / "sealed"), str(run_dir / ".kloop"), str(run_dir / "workspace" / ".git"), "sealed/",
+               ".kloop/", ".git/", *(str(p) for p in default_protected())]
+    tampering = [d for d in denials if any(g in d for g in guarded)]
+    return tampering, [d for d in denials if d not in tampering]
 
 
 @dataclass
@@ -190,7 +201,10 @@ class RoundRunner:
         attempt.changed = self.workspace.changed_paths()
         if plan_hash and "notes/plan.md" in attempt.changed:
             attempt.violations.append("notes/plan.md is frozen after research")
-        attempt.violations += [f"writer was refused: {d}" for d in result.permission_denials]
+        tampering, refused = _split_refusals(result.permission_denials, self.workspace.root.parent)
+        attempt.violations += [f"writer was refused: {d}" for d in tampering]
+        if refused:  # blocked attempts at nothing kloop protects: evidence, not a verdict
+            (art / "writer_refusals.json").write_text(json.dumps(refused, indent=1), encoding="utf-8")
         return attempt
 
     def _cost_left(self) -> float | None:
