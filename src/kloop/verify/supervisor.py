@@ -150,18 +150,6 @@ class Verification:
         self.book.note("numeric", "coverage: " + ", ".join(regimes or ["none"]) + (f"; {'; '.join(notes)}" if notes else ""))
         self.phase_ns["coverage"] = time.perf_counter_ns() - t0
 
-    def _cover(self, judge: WorkloadJudge, listed: list[Workload]) -> None:
-        """Input coverage beyond the declared distribution (`kloop.verify.coverage`)."""
-        from kloop.verify.coverage import judge_coverage
-
-        assert self.candidate is not None
-        t0 = time.perf_counter_ns()
-        results, notes = judge_coverage(judge, self.candidate, listed, self.options.timeout_s)
-        self.results.extend(results)
-        regimes = [r.uuid.split("-")[1] for r in results]
-        self.book.note("numeric", "coverage: " + ", ".join(regimes or ["none"]) + (f"; {'; '.join(notes)}" if notes else ""))
-        self.phase_ns["coverage"] = time.perf_counter_ns() - t0
-
     def _select_workloads(self) -> tuple[list[Workload], list[Workload]]:
         from kloop.task.inputs import heldout_workloads
 
