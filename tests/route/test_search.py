@@ -6,8 +6,6 @@ import json
 import math
 from pathlib import Path
 
-import pytest
-
 from kloop.route.search import Observation, Search, all_configs, design, key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,18 +59,20 @@ def test_adaptive_search_finds_an_interacting_optimum_with_30_percent_of_the_eva
 
 
 def test_the_recorded_tunable_example_meets_the_benchmark_target() -> None:
-    """bench/tune_efficiency.py's claim, re-checked on the committed record of real verifications."""
-    if not RECORD.is_file():
-        pytest.skip(f"{RECORD.name} not recorded yet (bench/tune_efficiency.py --record)")
+    """bench/tune_efficiency.py's claim, re-checked on the committed record of real verifications
+    (on the part of the space the record covers completely, as the bench scores it)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("tune_efficiency", ROOT / "bench" / "tune_efficiency.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     table = bench.load_record(RECORD)
-    assert len(table) >= 100
-    space = bench._space_of(table)
+    space = bench.complete_subspace(table, bench._space_of(table))
+    configs = {key(c) for c in all_configs(space)}
+    table = {k: v for k, v in table.items() if k in configs}
+    assert len(table) == len(configs) >= 48
     optimum = min(v for v in table.values() if v)
     start = json.loads(next(iter(table)))
-    ratios = [optimum / bench.replay(space, table, int(0.3 * len(table)), seed, start)[0] for seed in range(40)]
+    budget = int(0.3 * len(table))
+    ratios = [optimum / bench.replay(space, table, budget, seed, start)[0] for seed in range(40)]
     assert sum(ratios) / len(ratios) >= 0.98
