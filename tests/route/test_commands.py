@@ -94,3 +94,16 @@ def test_route_on_a_real_run_refuses_a_route_noise_alone_would_give(tmp_path: Pa
     code = main(["route", str(tmp_path / "run"), "--json", str(out)])
     report = json.loads(out.read_text())
     assert code == 1 and not report["admitted"], report
+
+
+def test_a_configuration_as_fast_as_the_default_is_not_significant(tmp_path: Path) -> None:
+    """A/A on the gate's direct rule: two spellings of one multiply, timed in the same rounds."""
+    from kloop.route.evidence import Rule
+    from kloop.route.tune import Evaluation, confirm, real_judge
+    from kloop.task.load import load_task
+
+    judge = real_judge({"device": "cpu"})
+    ok, evidence = confirm(load_task(TASK), _tunable(tmp_path), Evaluation(config={"MODE": "star"}, status="PASSED"),
+                           Evaluation(config={"MODE": "mul"}, status="PASSED"), judge, Rule())
+    assert not ok
+    assert "in the same rounds" in evidence if judge.direct else "intervals" in evidence

@@ -26,7 +26,7 @@ def clears(candidate_ci: list[float] | None, incumbent_ci: list[float] | None) -
 class Rule:
     """Confidence of the lower bound and the least gain (the gate's SPEED_RULE values by default)."""
 
-    confidence: float = 0.99
+    confidence: float = 0.995
     min_gain: float = 1.01
 
 

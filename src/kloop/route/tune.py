@@ -150,7 +150,7 @@ def confirm(task: Any, solution_dir: Path, best: Evaluation, base: Evaluation, j
         if result.passed and versus is not None:
             ok = lower_bound_clears(versus, rule)
             return ok, (f"re-timed against the default in the same rounds: {versus.speedup_geomean:.3f}x, "
-                        f"{rule.confidence:.0%} lower bound {'above' if ok else 'not above'} {rule.min_gain}")
+                        f"{rule.confidence:.1%} lower bound {'above' if ok else 'not above'} {rule.min_gain}")
     ok = clears(best.speedup_ci, base.speedup_ci)
     return ok, (f"intervals: best {best.speedup_ci} vs default {base.speedup_ci}: "
                 f"{'disjoint' if ok else 'overlapping'}")
