@@ -118,7 +118,9 @@ def test_honest_solution_passes(honest: str, tmp_path: Path) -> None:
     result = run_solution(honest, tmp_path, timing=honest in ("honest_dps", "honest_value"))
     assert result.passed, result.reasons
     assert all(c.passed for c in result.checks)
-    assert all(w.max_abs_error is not None and w.max_abs_error < 1e-4 for w in result.workloads)
+    # on the declared inputs; input-coverage workloads scale w too (x 2^7 at `wide`), so their absolute errors grow with y
+    declared = [w for w in result.workloads if not w.uuid.startswith("heldout-coverage-")]
+    assert all(w.max_abs_error is not None and w.max_abs_error < 1e-4 for w in declared)
 
 
 @pytest.mark.slow
