@@ -84,3 +84,41 @@ def test_signal_to_verify_leaves_no_process_behind(tmp_path: Path, sig: signal.S
     alive = {pid for pid in seen if Path(f"/proc/{pid}").exists() and pid in _proc_table()}
     assert not alive, f"left behind: {alive}"
     assert not _under(tmp), "a process still works under the command's TMPDIR"
+
+
+def test_second_signal_to_kloop_run_stops_now_and_leaves_no_process_behind(tmp_path: Path) -> None:
+    """`kloop run`: the first SIGTERM means "stop after this round"; a second one stops now, through the
+    same handler as every other command (descendants killed, one line, 143), state saved for --resume."""
+    campaign = tmp_path / "campaign.jsonl"
+    stuck_row = "import pathlib, time\n\ndef run(x, w):\n    pathlib.Path('started').write_text('1')\n    time.sleep(300)\n    return x * w\n"
+    campaign.write_text(json.dumps({"claim": "stuck", "files": {"main.py": stuck_row}}) + "\n")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    run = tmp_path / "run"
+    env = {**os.environ, "TMPDIR": str(tmp), "KLOOP_HOME": str(tmp_path / "home"), "KLOOP_VERIFY_OPTIONS":
+           json.dumps({"iterations": 2, "rounds": 6, "warmup": 1, "heldout": 1, "recheck": 1, "timeout_s": 600})}
+    proc = subprocess.Popen([str(KLOOP), "run", str(ROOT / "tests" / "loop" / "tasks" / "rowscale"), "--writer",
+                             f"replay:{campaign}", "--reviewer", "rules", "--stages", "iterate", "--rounds", "1",
+                             "--device", "cpu", "--out", str(run)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    deadline = time.monotonic() + 240
+    seen: set[int] = set()
+    while time.monotonic() < deadline and proc.poll() is None:  # the candidate is stuck inside its call
+        if list(tmp.glob("kloop-sandbox-candidate-*/started")):
+            seen = _descendants(proc.pid)
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, f"kloop run ended before it could be signalled: {proc.stderr.read() if proc.stderr else ''}"
+    assert seen, "no sandbox process appeared"
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(1.0)
+    assert proc.poll() is None, "the first signal must let the round finish"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    lines = [line for line in err.splitlines() if line.strip() and "interrupted" in line]
+    assert lines and "Traceback" not in err and "Aborted" not in err, err
+    alive = {pid for pid in seen if Path(f"/proc/{pid}").exists() and pid in _proc_table()}
+    assert not alive, f"left behind: {alive}"
+    assert not _under(tmp), "a process still works under the command's TMPDIR"
+    assert (run / "lineage.sqlite").exists()  # the run can be resumed

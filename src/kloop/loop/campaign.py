@@ -211,12 +211,16 @@ class Campaign:
         return handle
 
     def _trap_signals(self) -> dict[int, Any]:
+        """The first signal stops after this round; a second goes to the handler that was there before
+        (the CLI's `kloop.signals`: kill every descendant, save state, exit 130/143 in one line)."""
+        previous: dict[int, Any] = {}
+
         def first(signum: int, frame: Any) -> None:
             self.interrupted = True
             self.services.progress.update(note="stopping after this round (signal again to stop now)")
-            signal.signal(signum, signal.default_int_handler)
+            before = previous.get(signum)
+            signal.signal(signum, before if callable(before) else signal.default_int_handler)
 
-        previous: dict[int, Any] = {}
         try:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 previous[sig] = signal.signal(sig, first)
