@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "kloop"
 
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"expr", "findings", "migrations", "progress", "signals"},  # shared leaves
+    {"expr", "findings", "lazy", "migrations", "progress", "signals"},  # shared leaves
     {"device"},
     {"task"},
     {"builder"},

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from kloop.device import SAFETY_FACTORS, DeviceInfo, DeviceKind, DtypeClass, detect, resolve_kind
+from kloop.device import SAFETY_FACTORS, DeviceInfo, DeviceKind, DtypeClass, resolve_kind
+from kloop.device.detect import detect
 from kloop.errors import BadInput
 
 

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from kloop.device import describe_tools, tools
-from kloop.device.tools import EXECUTABLES, PYTHON_PACKAGES, _parse_version
+from kloop.device import describe_tools
+from kloop.device.tools import EXECUTABLES, PYTHON_PACKAGES, _parse_version, tools
 
 
 def test_tools_lists_every_known_tool() -> None:

@@ -95,3 +95,14 @@ def test_help_and_wiki_search_do_not_import_torch(tmp_path: Path) -> None:
 def test_group_help_listed_without_import_is_each_groups_own() -> None:
     for name, help_text in GROUP_HELP.items():
         assert importlib.import_module(GROUPS[name]).app.info.help == help_text, name
+
+
+def test_root_help_loads_no_schema_library(tmp_path: Path) -> None:
+    """`kloop --help` lists commands only: no pydantic (the schemas), no torch, no numpy."""
+    probe = ("import sys; from kloop.cli import main; code = main(['--help']); "
+             "print('HEAVY', [m for m in ('pydantic', 'torch', 'numpy') if m in sys.modules], file=sys.stderr); "
+             "sys.exit(code)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env={**os.environ, "KLOOP_HOME": str(tmp_path)}, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stderr, done.stderr

@@ -6,9 +6,10 @@ for callers that pass their own agents, verifier, clock or progress view.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kloop.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from kloop.loop.config import RunConfig
@@ -23,11 +24,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kloop.loop' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["Campaign", "Outcome", "RunConfig", "RunStatus", "Services", "Stage", "Summary", "default_services", "resume", "run_campaign"]
 

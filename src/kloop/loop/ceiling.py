@@ -41,7 +41,8 @@ class DeviceCeiling:
             return None
 
     def _fraction(self, task_dir: Path, result: VerifyResult) -> float | None:
-        from kloop.device import DTYPE_CLASS_OF, detect
+        from kloop.device import DTYPE_CLASS_OF
+        from kloop.device.detect import detect
         from kloop.task.load import load_task
         from kloop.task.shapes import flops_for, min_bytes_for
 

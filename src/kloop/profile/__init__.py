@@ -7,13 +7,13 @@ Public API: `read(path)` (any supported profiler output -> one KernelProfile per
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from kloop.lazy import lazy_exports
+from kloop.profile.read import read  # eager: a lazy `read` would be shadowed by the submodule `read`
 
 # Names load on first use (PEP 562), so `kloop profile analyze --help` and `kloop --help` stay fast.
 _EXPORTS = {
     "diff_reports": "kloop.profile.diff", "analyze": "kloop.profile.digest", "digest_json": "kloop.profile.digest",
-    "digest_markdown": "kloop.profile.digest", "read": "kloop.profile.read",
+    "digest_markdown": "kloop.profile.digest",
     **dict.fromkeys(
         ["Evidence", "Finding", "FindingId", "KernelProfile", "KernelReport", "NormalizedMetrics", "ProfileDiff"],
         "kloop.profile.schema",
@@ -21,11 +21,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kloop.profile' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -79,7 +79,8 @@ def sol_fractions(data: RunData, best: Round) -> dict[str, float]:
 
 
 def _fractions(data: RunData, best: Round) -> dict[str, float]:
-    from kloop.device import DTYPE_CLASS_OF, detect
+    from kloop.device import DTYPE_CLASS_OF
+    from kloop.device.detect import detect
     from kloop.task.load import load_task
     from kloop.task.shapes import flops_for, min_bytes_for
 

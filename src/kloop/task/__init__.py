@@ -6,8 +6,7 @@ Importing this package (schema and loaders) does not import torch; `kloop.task.i
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from kloop.lazy import lazy_exports
 
 # Names load on first use (PEP 562): importing `kloop.task.commands` need not load every schema.
 _EXPORTS = {
@@ -19,11 +18,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kloop.task' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -7,8 +7,17 @@ Importing this package does not import torch.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kloop.verify.result import Check, Summary, VerifyOptions, VerifyResult, VerifyStatus, WorkloadResult
+from kloop.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from kloop.verify.result import VerifyOptions, VerifyResult
+
+# Names load on first use (PEP 562): the result schema pulls in pydantic, `kloop --help` need not.
+_EXPORTS = dict.fromkeys(["Check", "Summary", "VerifyOptions", "VerifyResult", "VerifyStatus", "WorkloadResult"],
+                         "kloop.verify.result")
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "Check",
@@ -29,6 +38,7 @@ def verify(task: object, solution_path: str | Path, options: VerifyOptions | Non
     """
     from kloop.device.detect import torch_device
     from kloop.task.load import Task, load_solution
+    from kloop.verify.result import VerifyOptions
     from kloop.verify.supervisor import Verification
 
     if not isinstance(task, Task):

@@ -10,13 +10,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kloop.device.detect import check_request
 from kloop.errors import BadInput
-from kloop.verify.result import VerifyOptions, VerifyResult
+
+if TYPE_CHECKING:  # the result schema pulls in pydantic: not needed for `kloop --help`
+    from kloop.verify.result import VerifyOptions, VerifyResult
 
 SEED_ENV = "KLOOP_SEED_SECRET"
 SEED_FILE_ENV = "KLOOP_SEED_SECRET_FILE"
@@ -125,7 +126,9 @@ def register(app: typer.Typer) -> None:
         log_dir: Annotated[Path | None, typer.Option(help="Where the sandbox logs go.")] = None,
     ) -> None:
         """Verify SOLUTION against TASK in a fresh sandbox; exit 0 passed, 1 rejected, 2 bad input, 3 harness failure."""
+        from kloop.device.detect import check_request
         from kloop.verify import verify
+        from kloop.verify.result import VerifyOptions
 
         options = VerifyOptions(
             device=check_request(device),

@@ -367,7 +367,7 @@ def physics_floor_ms(definition: Any, axes: dict[str, int], device: str) -> tupl
     from kloop.task.shapes import flops_for, min_bytes_for
 
     try:
-        from kloop.device import detect
+        from kloop.device.detect import detect
 
         info = detect(device)
     except Exception as exc:  # device layer absent or failing: the floor cannot be applied

@@ -7,8 +7,7 @@ importing a submodule (the CLI's `kloop.wiki.commands`) does not pay for all of 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from kloop.lazy import lazy_exports
 
 _EXPORTS = {
     "GitIngester": "kloop.wiki.git_ingest",
@@ -29,9 +28,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    """PEP 562: import the module that defines `name` when it is first asked for."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kloop.wiki' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
