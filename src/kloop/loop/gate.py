@@ -21,19 +21,7 @@ from dataclasses import dataclass, field
 
 from kloop.agents.base import AgentStatus, Decision, Severity, Verdict
 from kloop.verify.result import Comparison, VerifyResult
-
-
-@dataclass(frozen=True)
-class SpeedRule:
-    """When a measured gain counts: one-sided confidence of the lower bound, and the least gain."""
-
-    confidence: float = 0.995
-    min_gain: float = 1.01
-    looks: int = 2
-    """At most this many verifications per round: a promising but inconclusive first one is repeated
-    and pooled. Each look is held to `confidence`, so all looks together accept a candidate no
-    faster than the best with probability at most looks x (1 - confidence) (Bonferroni): 1 %."""
-
+from kloop.verify.stats import SpeedRule
 
 SPEED_RULE = SpeedRule()
 NON_SPEED_GOALS = {"tunables", "refactor"}

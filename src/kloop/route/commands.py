@@ -44,15 +44,11 @@ def tune_command(
                f"({result.evidence})")
 
 
-def _gate_rule():  # noqa: ANN202 - a kloop.route.evidence.Rule
-    """The gate's own speed rule (confidence, least gain) when it defines one, else the same defaults."""
-    from kloop.route.evidence import Rule
+def _gate_rule():  # noqa: ANN202 - a kloop.verify.stats.SpeedRule
+    """The gate's own speed rule (one definition in kloop.verify.stats, used by the gate too)."""
+    from kloop.verify.stats import SpeedRule
 
-    try:
-        from kloop.loop.gate import SPEED_RULE  # the CLI layer may read the loop's settings
-    except ImportError:
-        return Rule()
-    return Rule(confidence=SPEED_RULE.confidence, min_gain=SPEED_RULE.min_gain)
+    return SpeedRule()
 
 
 def route_command(

@@ -11,8 +11,9 @@ measured twice overlaps itself, so it never clears: noise is not a gain.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
+
+from kloop.verify.stats import SpeedRule as Rule  # the gate's rule, one definition for both
 
 
 def clears(candidate_ci: list[float] | None, incumbent_ci: list[float] | None) -> bool:
@@ -20,14 +21,6 @@ def clears(candidate_ci: list[float] | None, incumbent_ci: list[float] | None) -
     if not candidate_ci or not incumbent_ci:
         return False
     return candidate_ci[0] > incumbent_ci[1]
-
-
-@dataclass(frozen=True)
-class Rule:
-    """Confidence of the lower bound and the least gain (the gate's SPEED_RULE values by default)."""
-
-    confidence: float = 0.995
-    min_gain: float = 1.01
 
 
 def lower_bound_clears(comparison: Any, rule: Rule) -> bool:

@@ -21,6 +21,18 @@ CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
+class SpeedRule:
+    """When a measured gain counts: one-sided confidence of the lower bound, and the least gain."""
+
+    confidence: float = 0.995
+    min_gain: float = 1.01
+    looks: int = 2
+    """At most this many verifications per round: a promising but inconclusive first one is repeated
+    and pooled. Each look is held to `confidence`, so all looks together accept a candidate no
+    faster than the best with probability at most looks x (1 - confidence) (Bonferroni): 1 %."""
+
+
+@dataclass(frozen=True)
 class LogRatio:
     """An estimate of log(speedup): mean over replicates, its standard error, degrees of freedom."""
 
