@@ -246,14 +246,21 @@ class TimingSession:
 
     def _harness_cost(self, workload: Workload, axes: dict[str, int], count: int, fallback: float) -> float:
         """The harness's own cost of a batch (net latency only; speedups use whole batches): the median
-        of no-op batches in the baseline's box, where the candidate's code never runs."""
-        box = self.boxes.get("baseline")
-        if box is None:
+        of no-op batches in the baseline's box, where the candidate's code never runs.
+
+        Every box runs the same no-op batches, in a drawn order: extra batches in one box only warm
+        that box up (an A/A run of a tiny workload read 0.93x until the candidate's box got them too).
+        """
+        if "baseline" not in self.boxes:
             return fallback
         calls = fresh_calls(self.judge, workload, "harness", count)
-        walls = [send_batch(box, self.judge, axes, calls, self.plan.timeout_s, noop=True,
-                            per_call_ns=self.per_call_ns)[0][self.clock] for _ in range(3)]  # fmt: skip
-        return float(statistics.median(walls))
+        walls: dict[str, list[int]] = {label: [] for label in self.boxes}
+        for _ in range(3):
+            for label in self._order():
+                took = send_batch(self.boxes[label], self.judge, axes, calls, self.plan.timeout_s, noop=True,
+                                  per_call_ns=self.per_call_ns)[0]  # fmt: skip
+                walls[label].append(took[self.clock])
+        return float(statistics.median(walls["baseline"]))
 
     def _order(self) -> list[str]:
         """This round's order of boxes, drawn with the supervisor's secret randomness."""

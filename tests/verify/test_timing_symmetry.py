@@ -1,0 +1,42 @@
+"""Issue #11: the boxes compared are treated alike, so identical code cannot look faster.
+
+The harness's no-op batches (its own cost) once ran in the baseline's box only: three extra
+batches of warm-up that the candidate's box never got. On a tiny workload an A/A verification then
+read 0.93x on average, with CIs excluding 1.0. Every box must see the same sequence of batches.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kloop.verify.timed as timed
+from kloop.task.load import load_task, write_solution_dir
+from kloop.verify import VerifyStatus, verify
+from kloop.verify.result import VerifyOptions
+
+TASK = Path(__file__).parent / "tasks" / "rmsnorm_tiny"
+
+
+def test_every_timed_box_gets_the_same_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, list[tuple[bool, int]]] = defaultdict(list)
+    real = timed.send_batch
+
+    def observed(box: Any, judge: Any, axes: Any, calls: list[Any], timeout_s: float, noop: bool = False,
+                 per_call_ns: int = 1_000) -> Any:  # fmt: skip
+        seen[box.label].append((noop, len(calls)))
+        return real(box, judge, axes, calls, timeout_s, noop=noop, per_call_ns=per_call_ns)
+
+    monkeypatch.setattr(timed, "send_batch", observed)
+    task = load_task(TASK)
+    write_solution_dir(task.baseline_or_reference(), tmp_path / "same")
+    options = VerifyOptions(device="cpu", heldout=1, rounds=4, log_dir=tmp_path / "logs", cache_dir=tmp_path / "cache")
+    result = verify(task, tmp_path / "same", options)
+    assert result.status is VerifyStatus.PASSED, result.reasons
+    assert result.summary.speedup_ci is not None
+    assert set(seen) == {"candidate", "baseline"}, seen.keys()
+    assert any(noop for noop, _ in seen["baseline"]), "the harness cost was not measured"
+    assert seen["candidate"] == seen["baseline"]
