@@ -8,7 +8,8 @@ runs, checks (comparisons), timing (A-B batches, when --timing), closing the san
 (integrity hashing, environment, supervisor bookkeeping) and the total. Each configuration
 is measured cold (a new sandbox per candidate) and with --prestart (a spare sandbox started while
 the previous candidate ran, as the loop does). The first verification warms the build cache and
-is not counted.
+is not counted. `--gap S` waits S seconds between verifications, as the writer's turn does in the
+loop: on 2 cores, back-to-back verifications (`--gap 0`) pay for starting the next spares too.
 """
 
 from __future__ import annotations
@@ -59,16 +60,21 @@ def main() -> None:
     parser.add_argument("--solution", type=Path, default=REPO / "tests/verify/redteam/honest_value")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--timing", action="store_true", help="include A-B timing against the baseline")
+    parser.add_argument("--gap", type=float, default=0.0, help="seconds between verifications (the agent's turn)")
     args = parser.parse_args()
     logs = Path(tempfile.mkdtemp(prefix="kloop-bench-"))
-    print(f"task {args.task.name}, solution {args.solution.name}, timing {'on' if args.timing else 'off'}")
+    print(f"task {args.task.name}, solution {args.solution.name}, timing {'on' if args.timing else 'off'}, "
+          f"gap {args.gap:g} s")
     print("| mode | " + " | ".join(PHASES) + " |")
     print("|" + " --- |" * (len(PHASES) + 1))
     for prestart in (False, True):
         options = VerifyOptions(device="cpu", timing=args.timing, speedup=args.timing, heldout=2, log_dir=logs,
                                 prestart=prestart)  # fmt: skip
         one(args.task, args.solution, options)  # warm the build cache (and the pool)
-        rows = [one(args.task, args.solution, options) for _ in range(args.repeats)]
+        rows = []
+        for _ in range(args.repeats):
+            time.sleep(args.gap)
+            rows.append(one(args.task, args.solution, options))
         for r in rows:
             r["other"] = r["total"] - sum(v for k, v in r.items() if k != "total")
         med = {p: statistics.median(r[p] for r in rows) for p in PHASES}

@@ -66,6 +66,28 @@ def test_pool_hands_out_distinct_fresh_processes(tmp_path: Path) -> None:
         pool.close()
 
 
+def test_pool_starts_spares_only_when_refilled(tmp_path: Path) -> None:
+    """A spare starting beside a verification competes for its pinned CPU: spares start on `refill`."""
+    import time
+
+    pool = SandboxPool()
+    try:
+        first = pool.take(device="cpu", threads=1, memory_limit_mb=2048, label="candidate")
+        first.close()
+        before_refill = time.perf_counter_ns()
+        pool.refill()
+        pool.refill()  # one spare per configuration, however often it is asked
+        time.sleep(0.2)
+        taken = time.perf_counter_ns()
+        spare = pool.take(device="cpu", threads=1, memory_limit_mb=2048, label="candidate")
+        assert before_refill <= spare.started_ns < taken
+        unrefilled = pool.take(device="cpu", threads=1, memory_limit_mb=2048, label="candidate")
+        assert unrefilled.started_ns >= taken  # nothing was started in the background by the last take
+        spare.close(), unrefilled.close()
+    finally:
+        pool.close()
+
+
 def test_sandbox_gets_a_private_dir_and_minimal_environment(tmp_path: Path) -> None:
     box = SandboxProcess(device="cpu", threads=1, memory_limit_mb=2048, log_path=tmp_path / "log.txt").start()
     try:

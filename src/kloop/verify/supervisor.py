@@ -79,6 +79,8 @@ class Verification:
                 if box is not None:
                     box.close(after_kill=self._publish_build)
             self.phase_ns["close"] = time.perf_counter_ns() - t0
+            if self.options.prestart:  # the next candidate's boxes start now, not beside this one's
+                shared_pool().refill()
         for name in ("runtime", "timeout", "memory", "protocol"):
             if self.book.ok(name) and self.results:
                 self.book.passed(name)
