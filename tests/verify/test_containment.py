@@ -105,6 +105,34 @@ def test_containment_freezes_counts_cpu_and_kills_what_left_the_process_group(tm
     assert not box.dirs
 
 
+def test_settled_cpu_time_counts_the_work_done_after_the_reply() -> None:
+    """cpuacct charges a running thread only at a tick or when it leaves the CPU: a settled read waits."""
+    box = _groups_or_skip("settle", Limits(cpus=pick_cpus(1), pids_max=64))
+    if "cpuacct" not in box.dirs:
+        pytest.skip("no cpuacct controller")
+    script = "import os, sys, time\n" \
+             "def burn(s):\n    t = time.thread_time()\n    while time.thread_time() - t < s: pass\n" \
+             "for _ in range(5):\n    os.read(0, 1)\n    burn(0.03)\n    os.write(1, b'.')\n    burn(0.03)\n"  # fmt: skip
+    launch = wrap([sys.executable, "-c", script], box, use_namespaces=False)
+    proc = subprocess.Popen(launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        time.sleep(0.5)  # interpreter start-up, then blocked on its first read
+        for _ in range(5):
+            before = box.cpu_time_ns(settled=True)
+            assert before is not None
+            proc.stdin.write(b"x")
+            proc.stdin.flush()
+            assert proc.stdout.read(1) == b"."  # the "reply": half the work is still to come
+            after = box.cpu_time_ns(settled=True)
+            assert after is not None
+            assert after - before >= 55_000_000, (after - before) / 1e6  # both 30 ms bursts, not one
+    finally:
+        proc.kill()
+        proc.wait()
+        box.remove()
+
+
 @NEEDS_NS
 def test_sandbox_has_its_own_namespaces_cpus_and_private_shm(tmp_path: Path) -> None:
     box = SandboxProcess(device="cpu", threads=1, memory_limit_mb=1024, log_path=tmp_path / "log.txt").start()

@@ -11,7 +11,8 @@ API for the supervisor (the timing side uses the last three):
 - `oom_killed()`: the memory limit was hit (tmpfs writes to its private /dev/shm are charged too).
 - `freeze()` / `thaw()`: stop and resume every process in the box at once (read its shared memory
   while nothing in it can write).
-- `cpu_time_ns()`: CPU time of the whole box (all threads and children), read from cpuacct.
+- `cpu_time_ns()`: CPU time of the whole box (all threads and children), read from cpuacct;
+  `settled=True` first waits until none of its threads is on a CPU (see there why).
 
 A controller that is missing or not writable is skipped and named in `missing`; `describe()` is the
 text for the `sandbox_policy` check.
@@ -31,6 +32,7 @@ ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("cpu", "cpuacct", "cpuset", "memory", "pids", "freezer")
 PREFIX = "kloop-"
 FREEZE_WAIT_S = 5.0
+SETTLE_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,15 @@ def _base(controller: str, own: dict[str, str]) -> Path | None:
         return None
     base = mount / own.get(controller, "/").lstrip("/")
     return base if os.access(base, os.W_OK) else None
+
+
+def _running(tid: str) -> bool:
+    """Whether a thread is on a CPU or waiting for one (state R in /proc/TID/stat)."""
+    try:
+        stat = Path(f"/proc/{tid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2 :].startswith("R")
 
 
 def pick_cpus(threads: int, salt: int | None = None) -> tuple[int, ...]:
@@ -145,15 +156,34 @@ class Containment:
                     return [int(p) for p in text.split()]
         return []
 
-    def cpu_time_ns(self) -> int | None:
-        """CPU time used by everything in the box so far (user + system, all threads), or None."""
+    def cpu_time_ns(self, settled: bool = False) -> int | None:
+        """CPU time used by everything in the box so far (user + system, all threads), or None.
+
+        The kernel charges a running thread's time to cpuacct only at a tick (4 ms at HZ=250) or
+        when it leaves the CPU, so a box still finishing its reply reads short by up to a tick and
+        the next batch reads long: on 10 ms batches that was most of an A/A pair's spread.
+        `settled` waits (at most SETTLE_S) until every thread of the box is off the CPU.
+        """
         group = self.dirs.get("cpuacct")
         if group is None:
             return None
+        if settled:
+            self._settle(group)
         try:
             return int((group / "cpuacct.usage").read_text())
         except (OSError, ValueError):
             return None
+
+    def _settle(self, group: Path) -> None:
+        deadline = time.perf_counter() + SETTLE_S
+        while time.perf_counter() < deadline:
+            try:
+                tids = (group / "tasks").read_text().split()
+            except OSError:
+                return
+            if not any(_running(tid) for tid in tids):
+                return
+            time.sleep(0)
 
     def oom_killed(self) -> bool:
         group = self.dirs.get("memory")

@@ -114,10 +114,10 @@ def fresh_calls(judge: WorkloadJudge, workload: Workload, label: str, count: int
     return calls
 
 
-def box_cpu_ns(box: SandboxProcess) -> int | None:
+def box_cpu_ns(box: SandboxProcess, settled: bool = False) -> int | None:
     """CPU time of everything in the box (its cgroup, read by the kernel's accounting), or None."""
     containment = getattr(box, "containment", None)
-    return containment.cpu_time_ns() if containment is not None else None
+    return containment.cpu_time_ns(settled) if containment is not None else None
 
 
 def clock_kind(boxes: list[SandboxProcess], device: str) -> str:
@@ -142,11 +142,11 @@ def send_batch(box: SandboxProcess, judge: WorkloadJudge, axes: dict[str, int], 
     header = {"iterations": len(calls), "order": order, "scalars": scalars, "outputs": judge.output_specs(axes),
               "poison": POISONS[0], "noop": noop}  # fmt: skip
     per_call_s = max(per_call_ns, 1_000) / 1e9
-    cpu0 = box_cpu_ns(box)
+    cpu0 = box_cpu_ns(box, settled=True)
     start = time.perf_counter_ns()
     reply, outs = box.request("time", header, tensors, timeout_s=timeout_s + 10 * per_call_s * len(calls))
     took = {"wall": time.perf_counter_ns() - start}
-    cpu1 = box_cpu_ns(box)
+    cpu1 = box_cpu_ns(box, settled=True)
     if cpu0 is not None and cpu1 is not None:
         took["cpu-time"] = cpu1 - cpu0
     return took, reply, outs
