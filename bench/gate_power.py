@@ -1,6 +1,7 @@
 """The gate's error rates on real verifications: false acceptance of A/A, detection of a real 5 % gain.
 
-    .venv/bin/python bench/gate_power.py [--decisions 200] [--gain 1.05] [--load-at 0.5] [--quick]
+    .venv/bin/python bench/gate_power.py [--decisions 200] [--gain 1.05] [--load-at 0.5] [--rounds N]
+                                         [--only aa|gain] [--quick]
 
 Task: tests/loop/tasks/paced (`y = x * w` after UNITS units of busy work): the slowdown is ours to
 set. Each decision verifies a candidate against the current best exactly as the loop does (the
@@ -46,14 +47,16 @@ def write_variant(root: Path, name: str, units: int, reword: bool) -> Path:
     return out
 
 
-def decide(task: object, candidate: Path, best: Path, work: Path) -> dict[str, object]:
-    options = VerifyOptions(device="cpu", heldout=1, prestart=True, incumbent_path=best, log_dir=work / "logs")
+def decide(task: object, candidate: Path, best: Path, work: Path, rounds: int) -> dict[str, object]:
+    options = VerifyOptions(device="cpu", heldout=1, prestart=True, incumbent_path=best, log_dir=work / "logs",
+                            rounds=rounds)  # fmt: skip
     t0 = time.perf_counter()
     result = verify(task, candidate, options)
     looks = 1
     while another_look(result, False, looks):  # the loop's rule: a promising, inconclusive look is repeated
         looks += 1
-        result = pooled(result, verify(task, candidate, options))
+        again = options.model_copy(update={"rounds": rounds * SPEED_RULE.confirm_factor})
+        result = pooled(result, verify(task, candidate, again))
     took = time.perf_counter() - t0
     inc = result.summary.incumbent
     if inc is None:
@@ -77,6 +80,8 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=400, help="total; half A/A, half with the gain")
     parser.add_argument("--gain", type=float, default=1.05)
     parser.add_argument("--load-at", type=float, default=0.5)
+    parser.add_argument("--rounds", type=int, default=VerifyOptions().rounds, help="timing rounds per verification")
+    parser.add_argument("--only", choices=("aa", "gain"), help="decisions of one kind only")
     parser.add_argument("--quick", action="store_true", help="40 decisions")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -93,15 +98,16 @@ def main() -> None:
         for i in range(args.decisions):
             if not load and i >= args.load_at * args.decisions:
                 load = start_load()
-            kind = "aa" if i % 2 == 0 else "gain"
-            row = decide(task, same if kind == "aa" else faster, best, work)
+            kind = args.only or ("aa" if i % 2 == 0 else "gain")
+            row = decide(task, same if kind == "aa" else faster, best, work, args.rounds)
             row.update(kind=kind, loaded=bool(load), load=os.getloadavg()[0])
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
         stop_load(load)
     secs = statistics.median(float(r["seconds"]) for r in rows)  # type: ignore[arg-type]
-    print(f"rule: {SPEED_RULE.confidence:.0%} one-sided lower bound > {SPEED_RULE.min_gain}; gain {args.gain}")
+    print(f"rule: {SPEED_RULE.confidence:.1%} one-sided lower bound > {SPEED_RULE.min_gain}; gain {args.gain}; "
+          f"{args.rounds} rounds; median {secs:.1f} s per decision")
     print("| phase | false acceptance (A/A) | detection | median load |")
     print("| --- | --- | --- | --- |")
     for loaded in (False, True):

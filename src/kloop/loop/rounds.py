@@ -27,7 +27,7 @@ from kloop.agents.base import (
 )
 from kloop.errors import BadInput, HarnessFailure
 from kloop.loop.context import RunContext
-from kloop.loop.gate import GateInput, another_look, best_speed_now, decide, pooled
+from kloop.loop.gate import SPEED_RULE, GateInput, another_look, best_speed_now, decide, pooled
 from kloop.loop.lineage import CandidateRecord
 from kloop.loop.prompts import PromptContext, reviewer_prompt, writer_prompt
 from kloop.loop.services import call_agent
@@ -246,8 +246,9 @@ class RoundRunner:
             while another_look(result, best.round == 0, looks):  # promising, inconclusive: measure again, pool
                 (art / f"verify-look{looks}.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
                 looks += 1
-                result = pooled(result, self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(),
-                                                             art / f"logs-look{looks}", incumbent=incumbent))
+                again = self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(), art / f"logs-look{looks}",
+                                             incumbent=incumbent, rounds_factor=SPEED_RULE.confirm_factor)  # fmt: skip
+                result = pooled(result, again)
         except HarnessFailure as exc:
             raise Blocked(f"round {number}: the verifier could not judge: {exc}") from exc
         attempt.verify = result

@@ -22,12 +22,13 @@ class Verifier(Protocol):
     """Judges one candidate solution directory against the sealed task.
 
     `incumbent`: the current best's solution directory, timed in the same rounds as the candidate
-    so the gate can compare the two directly (None while the best is the baseline).
+    so the gate can compare the two directly (None while the best is the baseline). `rounds_factor`
+    multiplies the timing rounds (a confirming look, `SpeedRule.confirm_factor`).
     """
 
     def verify(
         self, task_dir: Path, solution_dir: Path, manifest: dict[str, str], log_dir: Path, timing: bool = True,
-        incumbent: Path | None = None,
+        incumbent: Path | None = None, rounds_factor: int = 1,
     ) -> VerifyResult: ...
 
 
@@ -40,7 +41,7 @@ class KloopVerifier:
 
     def verify(
         self, task_dir: Path, solution_dir: Path, manifest: dict[str, str], log_dir: Path, timing: bool = True,
-        incumbent: Path | None = None,
+        incumbent: Path | None = None, rounds_factor: int = 1,
     ) -> VerifyResult:
         from kloop.task.load import load_task
         from kloop.verify import verify
@@ -50,6 +51,8 @@ class KloopVerifier:
         options = VerifyOptions.model_validate(
             {"device": self.device, "expected_manifest": manifest or None, "log_dir": log_dir, **self.overrides,
              **({"incumbent_path": incumbent} if incumbent is not None and timing else {}),
+             **({"rounds": rounds_factor * int(self.overrides.get("rounds", VerifyOptions().rounds))}
+                if rounds_factor > 1 else {}),
              **({} if timing else {"timing": False, "speedup": False})}
         )
         try:
@@ -73,7 +76,7 @@ class FakeVerifier:
 
     def verify(
         self, task_dir: Path, solution_dir: Path, manifest: dict[str, str], log_dir: Path, timing: bool = True,
-        incumbent: Path | None = None,
+        incumbent: Path | None = None, rounds_factor: int = 1,
     ) -> VerifyResult:
         self.calls.append(solution_dir)
         path = solution_dir / FAKE_VERDICT_FILE
