@@ -98,12 +98,12 @@ def test_route_on_a_real_run_refuses_a_route_noise_alone_would_give(tmp_path: Pa
 
 def test_a_configuration_as_fast_as_the_default_is_not_significant(tmp_path: Path) -> None:
     """A/A on the gate's direct rule: two spellings of one multiply, timed in the same rounds."""
-    from kloop.route.evidence import Rule
     from kloop.route.tune import Evaluation, confirm, real_judge
     from kloop.task.load import load_task
+    from kloop.verify.stats import SpeedRule
 
     judge = real_judge({"device": "cpu"})
     ok, evidence = confirm(load_task(TASK), _tunable(tmp_path), Evaluation(config={"MODE": "star"}, status="PASSED"),
-                           Evaluation(config={"MODE": "mul"}, status="PASSED"), judge, Rule())
+                           Evaluation(config={"MODE": "mul"}, status="PASSED"), judge, SpeedRule())
     assert not ok
     assert "in the same rounds" in evidence if judge.direct else "intervals" in evidence

@@ -31,8 +31,7 @@ def tune_command(
         speed = f"{e.speedup_geomean:.2f}x" if e.speedup_geomean else "-"
         typer.echo(f"  {e.status:<20} {speed:>8}  {e.config}")
 
-    result = tune(loaded, solution, budget=budget, regime=regime, judge=real_judge({"device": device}), progress=show,
-                  rule=_gate_rule())
+    result = tune(loaded, solution, budget=budget, regime=regime, judge=real_judge({"device": device}), progress=show)
     dump(result, json_out)
     typer.echo(f"{result.strategy} search: {len(result.evaluations)} of {result.space_size} configurations"
                + (f" on regime {result.regime}" if result.regime else ""))
@@ -42,13 +41,6 @@ def tune_command(
     verdict = "clears" if result.significant else "does not significantly beat"
     typer.echo(f"best: {result.best.config} at {result.best.speedup_geomean:.2f}x; {verdict} the default "
                f"({result.evidence})")
-
-
-def _gate_rule():  # noqa: ANN202 - a kloop.verify.stats.SpeedRule
-    """The gate's own speed rule (one definition in kloop.verify.stats, used by the gate too)."""
-    from kloop.verify.stats import SpeedRule
-
-    return SpeedRule()
 
 
 def route_command(

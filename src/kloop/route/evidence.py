@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kloop.verify.stats import SpeedRule as Rule  # the gate's rule, one definition for both
+from kloop.verify.stats import SpeedRule  # the gate's rule: one definition for both
 
 
 def clears(candidate_ci: list[float] | None, incumbent_ci: list[float] | None) -> bool:
@@ -23,7 +23,7 @@ def clears(candidate_ci: list[float] | None, incumbent_ci: list[float] | None) -
     return candidate_ci[0] > incumbent_ci[1]
 
 
-def lower_bound_clears(comparison: Any, rule: Rule) -> bool:
+def lower_bound_clears(comparison: Any, rule: SpeedRule) -> bool:
     """The gate's direct rule on a `Comparison` (log-scale mean, standard error, degrees of freedom)."""
     from kloop.verify.stats import LogRatio  # the statistics the gate itself uses
 

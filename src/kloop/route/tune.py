@@ -20,10 +20,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from kloop.errors import BadInput
-from kloop.route.evidence import Rule, clears, lower_bound_clears
+from kloop.route.evidence import clears, lower_bound_clears
 from kloop.route.regimes import Regime, find_regime, log_buckets
 from kloop.route.search import Config, Observation, Search, read_space, space_size
 from kloop.verify.result import VerifyResult
+from kloop.verify.stats import SpeedRule
 
 Judge = Callable[..., VerifyResult]
 """(task, solution_dir, incumbent=None) -> VerifyResult; `incumbent` is timed in the same rounds when supported."""
@@ -106,7 +107,7 @@ def _cost(evaluation: Evaluation) -> float | None:
 
 def tune(task: Any, solution_dir: Path, *, budget: int, regime: str | None = None,
          judge: Judge | None = None, progress: Callable[[Evaluation], None] | None = None,
-         rule: Rule | None = None) -> TuneResult:
+         rule: SpeedRule | None = None) -> TuneResult:
     """Search the declared tunables of `solution_dir` on `task` within `budget` verifications."""
     space = read_space(solution_dir)
     if not space:
@@ -130,7 +131,7 @@ def tune(task: Any, solution_dir: Path, *, budget: int, regime: str | None = Non
     base = next((e for e in evaluations if e.config == default), None)
     significant, evidence = False, "the default is the fastest measured" if best is base else "nothing passed"
     if best is not None and base is not None and best is not base:
-        significant, evidence = confirm(scoped, solution_dir, best, base, judge, rule or Rule())
+        significant, evidence = confirm(scoped, solution_dir, best, base, judge, rule or SpeedRule())
     return TuneResult(task=getattr(task, "name", "task"), solution=solution_dir.name,
                       regime=chosen.name if chosen else None, space_size=space_size(space), budget=budget,
                       strategy="exhaustive" if search.exhaustive else "adaptive", evaluations=evaluations,
@@ -138,7 +139,7 @@ def tune(task: Any, solution_dir: Path, *, budget: int, regime: str | None = Non
 
 
 def confirm(task: Any, solution_dir: Path, best: Evaluation, base: Evaluation, judge: Judge,
-            rule: Rule) -> tuple[bool, str]:
+            rule: SpeedRule) -> tuple[bool, str]:
     """Does the best configuration beat the default? Timed against it in the same rounds when the
     verifier can (the gate's direct rule), else by the intervals already measured."""
     if getattr(judge, "direct", False):
