@@ -4,6 +4,7 @@ Every question names the git command that finds its answer (run in a clone of th
 the answer is that command's FIRST output line (a full sha). Re-run this after fetching newer
 mirrors: `python bench/wiki_real/build_questions.py --mirrors /work/.mirror`.
 Questions were written before retrieval was tuned; every third one (index % 3 == 2) is held back.
+FRESH (split "fresh") was written later, before any further change, and is never tuned on.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ REPOS = {
     "flashinfer-ai/flashinfer": ("nvidia", "flashinfer-ai+flashinfer"),
     "NVIDIA/cutlass": ("nvidia", "NVIDIA+cutlass"),
     "deepseek-ai/DeepGEMM": ("nvidia", "deepseek-ai+DeepGEMM"),
+    "ROCm/triton": ("amd", "ROCm+triton"),
 }
 
 
@@ -124,6 +126,70 @@ Q = [
 ]
 
 
+# The fresh set (split "fresh"): written on 2026-12-02, after the 81 above had been tuned on and
+# before any further retrieval change; nobody has tuned on these. ROCm/triton's mirror lacks
+# blobs, so its ground truth uses tree-only `--diff-filter=A` (pickaxe cannot read it).
+FRESH = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When did aiter get the Lean Attention kernel in Triton?", added("aiter/ops/triton/lean_atten.py")),
+    ("ROCm/aiter", "Which commit added the first Gluon kernel to aiter?", added("aiter/ops/triton/gluon")),
+    ("ROCm/aiter", "When was the CK int8/fp8 GEMM with a pre-shuffled weight layout added to aiter?", added("csrc/ck_gemm_a8w8_bpreshuffle")),
+    ("ROCm/aiter", "Which commit added HIP kernels for the symmetric tridiagonal reduction (sytrd) used by eigensolvers?", added("csrc/kernels/solver")),
+    ("ROCm/aiter", "When did aiter add a paged attention kernel for vLLM's V1 engine?", added("csrc/kernels/attention_v1.cu")),
+    ("ROCm/aiter", "Which commit introduced grouped top-k routing with a correction bias, as DeepSeek-V3 uses?", added("csrc/kernels/topk_softmax_kernels_group.cu")),
+    ("ROCm/aiter", "When was EAGLE tree speculative sampling added to aiter?", added("aiter/ops/speculative_sampling.py")),
+    ("ROCm/aiter", "Which commit brought FlyDSL kernels into aiter?", added("aiter/ops/flydsl")),
+    ("ROCm/aiter", "When did aiter add SageAttention (FA3-style attention with quantized QK) in Triton?", added("aiter/ops/triton/attention/fav3_sage.py")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "When did composable_kernel add multi-query and grouped-query attention forward for RDNA3 using WMMA?", pickaxe("DeviceMultiQueryAttentionForward_Wmma", "include")),
+    ("ROCm/composable_kernel", "Which commit added a grouped GEMM variant where every group shares the same N and K?", pickaxe("DeviceGroupedGemm_Xdl_Fixed_NK", "include")),
+    ("ROCm/composable_kernel", "When did CK add a GEMM that reads the B matrix straight from global memory without staging it in LDS?", pickaxe("DeviceGemmXdlSkipBLds", "include")),
+    ("ROCm/composable_kernel", "Which commit introduced the two-stage kernel for grouped convolution weight gradients?", pickaxe("DeviceGroupedConvBwdWeightTwoStage_Xdl_CShuffle", "include")),
+    ("ROCm/composable_kernel", "When did CK support grouped convolution forward on tensors larger than 2 GB?", pickaxe("DeviceGroupedConvFwdMultipleD_Xdl_CShuffle_Large_Tensor", "include")),
+    ("ROCm/composable_kernel", "Which commit added the tile-loop (persistent) grouped GEMM with multiple D tensors?", pickaxe("DeviceGroupedGemmMultipleDXdlCShuffleTileLoop", "include")),
+    ("ROCm/composable_kernel", "When was the CK wrapper, a CuTe-like layout and tensor API, introduced?", added("include/ck/wrapper")),
+    ("ROCm/composable_kernel", "Which commit added complex GEMM computed with four real GEMMs?", pickaxe("DeviceCGemm_4Gemm_Xdl_CShuffle", "include")),
+    ("ROCm/composable_kernel", "When did CK add the performance-optimized FP8 GEMM with A and B scales on the V3 pipeline?", pickaxe("DeviceGemmMultiD_ABScale_Xdl_CShuffle_V3", "include")),
+    # ROCm/triton (AMD backend and AMD's perf kernels)
+    ("ROCm/triton", "When did Triton's AMD backend get a pass that reduces LDS usage so kernels fit in shared memory?", added("third_party/amd/lib/TritonAMDGPUToLLVM/OptimizeLDSUsage.cpp")),
+    ("ROCm/triton", "Which commit introduced version 2 of the AMD stream pipeliner?", added("third_party/amd/lib/TritonAMDGPUTransforms/StreamPipelineV2.cpp")),
+    ("ROCm/triton", "When was pointer canonicalization (splitting base pointers from offsets) added to the AMD Triton backend?", added("third_party/amd/lib/TritonAMDGPUTransforms/CanonicalizePointers.cpp")),
+    ("ROCm/triton", "Which commit gave the AMD backend control over instruction scheduling?", added("third_party/amd/lib/TritonAMDGPUToLLVM/SchedInstructions.cpp")),
+    ("ROCm/triton", "When were buffer load and store operations introduced for AMD GPUs in Triton?", added("third_party/amd/lib/TritonAMDGPUToLLVM/BufferOpsEmitter.cpp")),
+    ("ROCm/triton", "Which commit created the TritonAMDGPU MLIR dialect?", added("third_party/amd/include/Dialect/TritonAMDGPU")),
+    ("ROCm/triton", "When was the explicit multiply-reduce GEMM for small shapes added to ROCm's Triton perf kernels?", added("python/perf-kernels/multreduce_matmul_kernel.py")),
+    ("ROCm/triton", "Which commit added a Triton layernorm kernel to the AMD perf kernels?", added("python/perf-kernels/layernorm.py")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "When did flashinfer support custom attention masks in prefill?", added("include/flashinfer/attention/mask.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit first added grouped GEMM (segment GEMM for LoRA) to flashinfer?", added("include/flashinfer/group_gemm")),
+    ("flashinfer-ai/flashinfer", "When was the CUTLASS-based MLA backend for Blackwell added?", added("include/flashinfer/attention/cutlass_mla.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit added an MLA decode kernel written with CuTe for Ampere (SM80)?", added("include/flashinfer/attention/decode_mla_cute_sm80.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit let flashinfer's attention kernels be JIT-compiled for Apache TVM?", added("flashinfer/jit/attention/tvm.py")),
+    ("flashinfer-ai/flashinfer", "Which commit added an API for fusing logits processing steps (temperature, top-k, top-p) in flashinfer?", added("flashinfer/logits_processor")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add the Mamba selective state update kernel?", added("csrc/selective_state_update.cu")),
+    ("flashinfer-ai/flashinfer", "Which commit added batched FP8 matrix multiplication (bmm_fp8)?", added("include/flashinfer/bmm_fp8.cuh")),
+    ("flashinfer-ai/flashinfer", "When was TensorRT-LLM's multi-node NVLink all-reduce brought into flashinfer?", added("include/flashinfer/comm/trtllm_mnnvl_allreduce.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit added FP8 prefill with per-head quantization for Hopper?", added("include/flashinfer/attention/hopper/quantization")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "When was the dual GEMM example (two GEMMs sharing the A operand) added to CUTLASS?", added("examples/45_dual_gemm")),
+    ("NVIDIA/cutlass", "Which commit added the distributed GEMM example for Hopper?", added("examples/65_distributed_gemm")),
+    ("NVIDIA/cutlass", "When did CUTLASS add the 3xTF32 GEMM that emulates FP32 accuracy on tensor cores?", added("examples/27_ampere_3xtf32_fast_accurate_tensorop_gemm")),
+    ("NVIDIA/cutlass", "Which release added the FP8 GEMM example for Ada (sm89)?", added("examples/58_ada_fp8_gemm")),
+    ("NVIDIA/cutlass", "When was the Blackwell fused multi-head attention example added?", added("examples/77_blackwell_fmha")),
+    ("NVIDIA/cutlass", "Which commit introduced CuTe's Hopper GMMA (warpgroup MMA) atoms?", added("include/cute/arch/mma_sm90_gmma.hpp")),
+    ("NVIDIA/cutlass", "When did CUTLASS add a GEMM example for Blackwell GeForce (sm120) GPUs?", added("examples/79_blackwell_geforce_gemm")),
+    ("NVIDIA/cutlass", "Which commit added the Hopper state space duality (Mamba-2 SSD) example?", added("examples/111_hopper_ssd")),
+    ("NVIDIA/cutlass", "When was the BF16x9 emulated FP32 GEMM for Blackwell added?", added("examples/78_blackwell_emulated_bf16x9_gemm")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM support TMA multicast when the number of blocks does not divide by the cluster size?", pickaxe("num_blocks_in_group")),
+    ("deepseek-ai/DeepGEMM", "Which commit fixed the benchmark so the L2 cache is really flushed between iterations?", pickaxe("flush_l2_size")),
+    ("deepseek-ai/DeepGEMM", "Which commit added the post-compilation pass that interleaves FFMA instructions in the SASS?", pickaxe("interleave_ffma")),
+    ("deepseek-ai/DeepGEMM", "When was the TF32 GEMM with fused hyper-connection pre-norm added?", pickaxe("tf32_hc_prenorm_gemm")),
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM add einsum-style batched GEMMs (bmk,bnk->mn)?", pickaxe("bmk_bnk_mn")),
+    ("deepseek-ai/DeepGEMM", "Which commit added a BF16 Mega MoE kernel?", pickaxe("bf16_mega_moe")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -137,14 +203,16 @@ def main() -> None:
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     args = parser.parse_args()
     with (HERE / "questions.jsonl").open("w") as out:
-        for i, (repo, question, command) in enumerate(Q):
+        rows = [(f"q{i + 1:02d}", "held" if i % 3 == 2 else "tune", *q) for i, q in enumerate(Q)]
+        rows += [(f"f{i + 1:02d}", "fresh", *q) for i, q in enumerate(FRESH)]
+        for qid, split, repo, question, command in rows:
             vendor, folder = REPOS[repo]
             mirror = args.mirrors / folder / "repo"
             sha = resolve(mirror, command)
             subject = subprocess.run(["git", "-C", str(mirror), "log", "-1", "--format=%s", sha],
                                      capture_output=True, text=True, check=True).stdout.strip()
-            row = {"id": f"q{i + 1:02d}", "repo": repo, "vendor": vendor, "kind": "history",
-                   "split": "held" if i % 3 == 2 else "tune", "question": question, "git": command,
+            row = {"id": qid, "repo": repo, "vendor": vendor, "kind": "history",
+                   "split": split, "question": question, "git": command,
                    "truth": [sha], "truth_subject": subject}
             out.write(json.dumps(row) + "\n")
             print(f"{row['id']} {row['split']:4} {repo:26} {sha[:10]} {subject[:70]}")
