@@ -193,6 +193,15 @@ def m007_commit_index(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX entries_commit ON entries(commit_sha)")
 
 
+def m008_added_files(db: sqlite3.Connection) -> None:
+    """The kernel files a commit created, one path a line, outside the FTS index.
+
+    Search reads them for its candidates only: an introduction question scores each created file
+    on its own, so a release that created the file asked about among hundreds is not diluted.
+    """
+    db.execute("ALTER TABLE entries ADD COLUMN added_files TEXT NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("entries", m001_entries),
     ("ingest_state", m002_ingest_state),
@@ -201,6 +210,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("entry_filters", m005_entry_filters),
     ("paths_column", m006_paths_column),
     ("commit_index", m007_commit_index),
+    ("added_files", m008_added_files),
 ]
 
 

@@ -88,6 +88,9 @@ class WikiEntry(BaseModel):
     stats: dict[str, int] = Field(default_factory=dict, description="Diff statistics: files, added, deleted.")
     path_terms: str = Field("", description="Searchable words of every changed kernel path (git entries).")
     added_terms: str = Field("", description="Words of the kernel files the commit created (git entries).")
+    added_files: list[str] = Field(
+        default_factory=list, description="Kernel files the commit created, each scored on its own for introductions."
+    )
 
     @field_validator("id")
     @classmethod

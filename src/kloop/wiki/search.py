@@ -18,6 +18,7 @@ import sqlite3
 
 from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, tokens_of
+from kloop.wiki.coverage import file_coverage, title_coverage
 from kloop.wiki.intent import (
     HISTORY_WORDS,
     INTRO_WORDS,
@@ -53,6 +54,8 @@ BREADTH_FROM = 400
 BREADTH_PENALTY = 0.0
 # History questions: a commit whose title spells all the question's content words counts this much more.
 TITLE_BONUS = 1.0
+# Introduction questions: a commit that created one file whose path spells all of them, this much more.
+FILE_BONUS = 1.5
 # A move / format / lint commit under a history question counts this much.
 MECHANICAL_FACTOR = 0.5
 # Candidates taken from each pass before fusing their scores.
@@ -79,20 +82,6 @@ def snippet(body: str, terms: list[str], width: int = 160) -> str:
     window = text[start : start + width]
     marked = pattern.sub(lambda m: f"[{m.group(0)}]", window)
     return ("…" if start else "") + marked + ("…" if start + width < len(text) else "")
-
-
-def _coverage(title: str, groups: list[list[list[str]]]) -> float:
-    """Share of the question's content words the title spells (any synonym counts; 5-letter stems)."""
-    words = {w[:5] for w in tokens_of(title)}
-    joined = " " + " ".join(w[:5] for w in tokens_of(title)) + " "
-    hit = 0
-    for spellings in groups:
-        for spelling in spellings:
-            stems = [w[:5] for w in spelling]
-            if (len(stems) == 1 and stems[0] in words) or (len(stems) > 1 and f" {' '.join(stems)} " in joined):
-                hit += 1
-                break
-    return hit / len(groups) if groups else 0.0
 
 
 class FtsSearch:
@@ -150,17 +139,21 @@ class FtsSearch:
         if not scores or intent == Intent():
             return
         marks = ", ".join("?" * len(scores))
+        files_sql = "e.added_files" if intent.introduction and title_groups else "''"  # read only when scored
         sql = (
-            "SELECT f.rowid, f.kind, f.label_list, f.vendor, e.repo, e.date, length(e.paths), e.title FROM entry_filters f "
+            f"SELECT f.rowid, f.kind, f.label_list, f.vendor, e.repo, e.date, length(e.paths), e.title, {files_sql} "
+            "FROM entry_filters f "
             f"JOIN entries e ON e.rowid = f.rowid WHERE f.rowid IN ({marks})"
         )
         rows = self.db.execute(sql, list(scores)).fetchall()
         dates = sorted(r[5] for r in rows if r[5])
         order = {d: i / max(1, len(dates) - 1) for i, d in enumerate(dates)}
-        for rowid, kind, labels, vendor, repo, when, breadth, title in rows:
+        for rowid, kind, labels, vendor, repo, when, breadth, title, created in rows:
             factor = 1.0
             if title_groups and kind not in ("card", "doc"):
-                factor *= 1.0 + TITLE_BONUS * _coverage(title, title_groups)
+                factor *= 1.0 + TITLE_BONUS * title_coverage(title, title_groups)
+                if created:  # the file asked about, created among others: each file scored on its own
+                    factor *= 1.0 + FILE_BONUS * file_coverage(created.split("\n"), title_groups)
             if kind in ("card", "doc"):
                 factor *= intent.card_factor
             elif intent.introduction:

@@ -26,7 +26,7 @@ BUSY_TIMEOUT_MS = 10_000
 _SHA = re.compile(r"[0-9a-fA-F]{7,40}")
 _COLUMNS = (
     "id, kind, title, labels, body, paths, added, excerpt, vendor, confidence, repo, commit_sha, pr, date, "
-    "captured_at, label_list, source_json, entry_json"
+    "captured_at, label_list, source_json, entry_json, added_files"
 )
 
 
@@ -58,6 +58,7 @@ def _row(entry: WikiEntry) -> tuple[object, ...]:
         entry.vendor.value,
         entry.confidence.value, src.repo, src.commit, src.pr, src.date, entry.captured_at,
         json.dumps(entry_labels(entry)), src.model_dump_json(exclude_none=True), entry.model_dump_json(),
+        "\n".join(entry.added_files),
     )
 
 
@@ -114,7 +115,7 @@ class WikiStore:
         rows = [_row(e) for e in entries]
         if not rows:
             return 0
-        marks = ", ".join("?" * 18)
+        marks = ", ".join("?" * len(_COLUMNS.split(", ")))
         if replace:
             updates = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS.split(", ")[1:])
             sql = f"INSERT INTO entries({_COLUMNS}) VALUES ({marks}) ON CONFLICT(id) DO UPDATE SET {updates}"

@@ -1,0 +1,63 @@
+"""History questions on real git histories: the commit that introduced a thing, however terse or big it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kloop.wiki.coverage import file_coverage, title_coverage
+from kloop.wiki.git_ingest import GitIngester
+from kloop.wiki.store import WikiStore
+from tests.wiki.conftest import GitRepo
+
+KERNEL = "include/cutlass/gemm/kernel/"
+OTHER_FILES = [
+    "include/cutlass/epilogue/collective/sm90_epilogue_tma_warpspecialized.hpp",
+    "include/cutlass/pipeline/sm90_pipeline.hpp",
+    "include/cute/container/cuda_types.hpp",
+    "include/cutlass/transform/collective/sm90_wgmma_transpose.hpp",
+    *(f"include/cutlass/conv/kernel/conv_variant_{i}.hpp" for i in range(30)),
+]
+
+
+def _release_then_reworks(repo: GitRepo) -> str:
+    """A release that created the ping-pong kernel among many files, then focused commits naming it."""
+    release = repo.commit(
+        "CUTLASS 3.1 (#915)",
+        {f"{KERNEL}sm90_gemm_tma_warpspecialized_pingpong.hpp": "// pp\n",
+         f"{KERNEL}sm90_gemm_tma_warpspecialized_cooperative.hpp": "// coop\n",
+         **{p: f"// {p}\n" for p in OTHER_FILES}},
+        date="2023-04-18T00:00:00Z",
+    )
+    repo.commit("Allow SM90 pingpong kernel to use custom tile schedulers (#1)",
+                {f"{KERNEL}sm90_gemm_tma_warpspecialized_pingpong.hpp": "// pp 2\n"}, date="2023-11-15T00:00:00Z")
+    repo.commit("Support PDL in the SM90 pingpong GEMM kernel (#2)",
+                {f"{KERNEL}sm90_gemm_tma_warpspecialized_pingpong.hpp": "// pp 3\n"}, date="2025-10-23T00:00:00Z")
+    repo.commit("Add pingpong ptr-array GEMM with a TMA epilogue (#3)",
+                {"include/cutlass/epilogue/collective/sm90_epilogue_array_tma_warpspecialized.hpp": "// e\n"},
+                date="2024-09-11T00:00:00Z")
+    return release
+
+
+def test_the_release_that_created_the_file_asked_about_ranks_first(repo: GitRepo, tmp_path: Path) -> None:
+    release = _release_then_reworks(repo)
+    with WikiStore(tmp_path / "w.sqlite") as store:
+        GitIngester(store).ingest(repo.path, repo="NVIDIA/cutlass")
+        assert f"{KERNEL}sm90_gemm_tma_warpspecialized_pingpong.hpp" in store.get(f"NVIDIA/cutlass@{release[:12]}").added_files
+        hits = store.search("Which release introduced the ping-pong warp-specialized TMA GEMM kernel for sm90?", k=3)
+    assert hits[0].id == f"NVIDIA/cutlass@{release[:12]}"
+
+
+def test_one_created_file_spelling_the_question_covers_it_whatever_else_was_created() -> None:
+    groups = [[["ping", "pong"]], [["warp", "specialized"]], [["gemm"]], [["sm90"]]]
+    files = [*OTHER_FILES, f"{KERNEL}sm90_gemm_tma_warpspecialized_pingpong.hpp"]
+    assert file_coverage(files, groups) == 1.0  # joined words: pingpong, warpspecialized
+    assert file_coverage(OTHER_FILES, groups) == 0.5  # no single other file spells more than sm90 and warp specialized
+    assert title_coverage("Fp8 blockscale gemm (#156)", [[["block", "scale"]], [["gemm"]]]) == 1.0
+
+
+def test_a_data_format_is_not_a_formatting_commit(repo: GitRepo, store: WikiStore) -> None:
+    noun = repo.commit("Maximum representable value in FP8 E4M3 format", {"csrc/fp8.cu": "float m = 448;\n"})
+    verb = repo.commit("Code format", {"csrc/fp8.cu": "float m = 448.f;\n"})
+    GitIngester(store).ingest(repo.path, repo="deepseek-ai/DeepGEMM")
+    assert "mechanical" not in store.get(f"deepseek-ai/DeepGEMM@{noun[:12]}").stats
+    assert store.get(f"deepseek-ai/DeepGEMM@{verb[:12]}").stats.get("mechanical") == 1
