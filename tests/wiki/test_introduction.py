@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kloop.wiki.coverage import file_coverage, title_coverage
+from kloop.wiki.coverage import file_coverage, title_coverage, wanted
 from kloop.wiki.git_ingest import GitIngester
 from kloop.wiki.store import WikiStore
 from tests.wiki.conftest import GitRepo
@@ -48,11 +48,11 @@ def test_the_release_that_created_the_file_asked_about_ranks_first(repo: GitRepo
 
 
 def test_one_created_file_spelling_the_question_covers_it_whatever_else_was_created() -> None:
-    groups = [[["ping", "pong"]], [["warp", "specialized"]], [["gemm"]], [["sm90"]]]
+    groups = wanted([[["ping", "pong"]], [["warp", "specialized"]], [["gemm"]], [["sm90"]]])
     files = [*OTHER_FILES, f"{KERNEL}sm90_gemm_tma_warpspecialized_pingpong.hpp"]
     assert file_coverage(files, groups) == 1.0  # joined words: pingpong, warpspecialized
     assert file_coverage(OTHER_FILES, groups) == 0.5  # no single other file spells more than sm90 and warp specialized
-    assert title_coverage("Fp8 blockscale gemm (#156)", [[["block", "scale"]], [["gemm"]]]) == 1.0
+    assert title_coverage("Fp8 blockscale gemm (#156)", wanted([[["block", "scale"]], [["gemm"]]])) == 1.0
 
 
 def test_a_data_format_is_not_a_formatting_commit(repo: GitRepo, store: WikiStore) -> None:
@@ -61,3 +61,16 @@ def test_a_data_format_is_not_a_formatting_commit(repo: GitRepo, store: WikiStor
     GitIngester(store).ingest(repo.path, repo="deepseek-ai/DeepGEMM")
     assert "mechanical" not in store.get(f"deepseek-ai/DeepGEMM@{noun[:12]}").stats
     assert store.get(f"deepseek-ai/DeepGEMM@{verb[:12]}").stats.get("mechanical") == 1
+
+
+def test_the_first_of_many_reaches_the_weighing_though_newer_commits_match_more_words(repo: GitRepo, tmp_path: Path) -> None:
+    first = repo.commit("Add Triton MoE Kernel (#106)", {"aiter/ops/triton/moe_op.py": "# moe\n"}, date="2025-02-12T00:00:00Z")
+    for i in range(70):  # newer commits that spell "Triton kernel" and create nothing, and unrelated ones
+        when = f"2025-{3 + i // 28:02d}-{1 + i % 28:02d}"
+        repo.commit(f"[TRITON] Tune Triton kernel configs, round {i} (#{200 + i})",
+                    {"aiter/ops/triton/moe_op.py": f"# moe {i}\n"}, date=f"{when}T00:00:00Z")
+        repo.commit(f"Tune CK GEMM tile {i} (#{300 + i})", {f"csrc/ck_gemm/tile_{i}.cu": f"// {i}\n"}, date=f"{when}T01:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite") as store:
+        GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
+        hits = store.search("When was the first Triton kernel added to aiter?", k=5)
+    assert hits[0].id == f"ROCm/aiter@{first[:12]}"  # 70 wordier commits outrank it on words alone

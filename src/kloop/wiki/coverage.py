@@ -12,6 +12,8 @@ identifiers and file names join words.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kloop.wiki.aliases import tokens_of
 
 STEM = 5
@@ -19,34 +21,55 @@ Group = list[list[str]]  # the spellings of one content word or alias span, each
 MAX_FILES = 2000  # created files read per candidate
 
 
-def _spells(stems: set[str], joined: str, words: set[str], spelling: list[str]) -> bool:
-    """Whether text with these stems / joined stems / whole words spells `spelling`."""
-    if len(spelling) == 1:
-        return spelling[0][:STEM] in stems
-    phrase = " ".join(w[:STEM] for w in spelling)
-    return f" {phrase} " in joined or "".join(spelling) in words
+@dataclass(frozen=True)
+class Wanted:
+    """A question's content groups, compiled once per search (candidates x files are many)."""
+
+    singles: tuple[frozenset[str], ...]  # per group: its one-word spellings, as stems
+    runs: tuple[frozenset[str], ...]  # per group: its multi-word spellings run together (pingpong)
+    phrases: tuple[tuple[str, ...], ...]  # per group: its multi-word spellings as " a b " stem strings
+
+    def __len__(self) -> int:
+        return len(self.singles)
 
 
-def _covered(words: list[str], groups: list[Group]) -> int:
+def wanted(groups: list[Group]) -> Wanted:
+    """Compile groups of spellings for matching."""
+    multi = [[s for s in group if len(s) > 1] for group in groups]
+    return Wanted(
+        singles=tuple(frozenset(s[0][:STEM] for s in group if len(s) == 1) for group in groups),
+        runs=tuple(frozenset("".join(s) for s in m) for m in multi),
+        phrases=tuple(tuple(" " + " ".join(w[:STEM] for w in s) + " " for s in m) for m in multi),
+    )
+
+
+def _covered(words: list[str], want: Wanted) -> int:
     """How many groups the word sequence spells."""
     stems = {w[:STEM] for w in words}
-    joined = " " + " ".join(w[:STEM] for w in words) + " "
     whole = set(words)
-    return sum(any(_spells(stems, joined, whole, s) for s in group) for group in groups)
+    joined = ""
+    n = 0
+    for singles, runs, phrases in zip(want.singles, want.runs, want.phrases, strict=True):
+        if not singles.isdisjoint(stems) or not runs.isdisjoint(whole):
+            n += 1
+        elif phrases:
+            joined = joined or " " + " ".join(w[:STEM] for w in words) + " "
+            n += any(p in joined for p in phrases)
+    return n
 
 
-def title_coverage(title: str, groups: list[Group]) -> float:
+def title_coverage(title: str, want: Wanted) -> float:
     """Share of the question's content groups the title spells."""
-    return _covered(tokens_of(title), groups) / len(groups) if groups else 0.0
+    return _covered(tokens_of(title), want) / len(want) if len(want) else 0.0
 
 
-def file_coverage(files: list[str], groups: list[Group]) -> float:
+def file_coverage(files: list[str], want: Wanted) -> float:
     """The best share of content groups that one created file's path words spell."""
-    if not groups or not files:
+    if not len(want) or not files:
         return 0.0
     best = 0
     for path in files[:MAX_FILES]:
-        best = max(best, _covered(tokens_of(path.rsplit(".", 1)[0] if "." in path[-8:] else path), groups))
-        if best == len(groups):
+        best = max(best, _covered(tokens_of(path.rsplit(".", 1)[0] if "." in path[-8:] else path), want))
+        if best == len(want):
             break
-    return best / len(groups)
+    return best / len(want)
