@@ -74,3 +74,14 @@ def test_the_first_of_many_reaches_the_weighing_though_newer_commits_match_more_
         GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
         hits = store.search("When was the first Triton kernel added to aiter?", k=5)
     assert hits[0].id == f"ROCm/aiter@{first[:12]}"  # 70 wordier commits outrank it on words alone
+
+
+def test_composable_kernel_spelling_f8_is_fp8(repo: GitRepo, store: WikiStore) -> None:
+    intro = repo.commit("Add 8-bit float GEMM and an example for it (#767)",
+                        {"example/01_gemm/gemm_xdl_f8.cpp": "// f8\n"}, date="2023-07-04T00:00:00Z")
+    for i in range(6):
+        repo.commit(f"Add GEMM example variant {i} (#{800 + i})", {f"example/01_gemm/gemm_xdl_v{i}.cpp": "// g\n"},
+                    date=f"2023-08-0{1 + i}T00:00:00Z")
+    GitIngester(store).ingest(repo.path, repo="ROCm/composable_kernel")
+    assert "fp8" in store.get(f"ROCm/composable_kernel@{intro[:12]}").tags
+    assert store.search("When was an fp8 GEMM example added?", k=1)[0].id == f"ROCm/composable_kernel@{intro[:12]}"
