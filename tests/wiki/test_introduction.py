@@ -85,3 +85,22 @@ def test_composable_kernel_spelling_f8_is_fp8(repo: GitRepo, store: WikiStore) -
     GitIngester(store).ingest(repo.path, repo="ROCm/composable_kernel")
     assert "fp8" in store.get(f"ROCm/composable_kernel@{intro[:12]}").tags
     assert store.search("When was an fp8 GEMM example added?", k=1)[0].id == f"ROCm/composable_kernel@{intro[:12]}"
+
+
+def test_the_oldest_commit_whose_created_file_spells_the_question_is_the_introduction(repo: GitRepo, tmp_path: Path) -> None:
+    release = repo.commit(
+        "Release v4.0.0 (#2294)",
+        {"python/CuTeDSL/cutlass/base_dsl/dsl.py": "# dsl\n",
+         **{f"include/cutlass/gemm/collective/sm100_variant_{i}.hpp": "// v\n" for i in range(40)}},
+        date="2025-05-13T00:00:00Z",
+    )
+    repo.commit("fix performance regression in cute-dsl examples for Python (#2990)",
+                {"python/CuTeDSL/cutlass/base_dsl/dsl.py": "# dsl 2\n"}, date="2026-01-30T00:00:00Z")
+    repo.commit("Add CuTe DSL hopper grouped GEMM example in Python (#3000)",
+                {"examples/python/CuTeDSL/hopper/grouped_gemm.py": "# g\n"}, date="2026-03-17T00:00:00Z")
+    repo.commit("PR update (#3103)", {"python/CuTeDSL/cutlass/cute/nvgpu/tcgen05/mma.py": "# m\n"},
+                date="2026-04-02T00:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite") as store:  # with the shipped cards, as users have it
+        GitIngester(store).ingest(repo.path, repo="NVIDIA/cutlass")
+        hits = store.search("When was the CuTe DSL for Python released?", k=3)
+    assert hits[0].id == f"NVIDIA/cutlass@{release[:12]}"  # not the newer commits that name it, or create under it

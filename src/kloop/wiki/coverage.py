@@ -5,7 +5,7 @@ their synonyms). A title covers a group when it spells one of them. A created fi
 its path words do, each file on its own: a release that created
 `sm90_gemm_tma_warpspecialized_pingpong.hpp` among hundreds of files spells "ping-pong
 warp-specialized TMA GEMM kernel for sm90" in that one file, however long its other paths are.
-Words match on their first STEM letters (a cheap stemmer that also folds plurals), and a
+Words match on their first STEM letters (a cheap stemmer: kernels = kernel), and a
 multi-word spelling also matches its concatenation (`ping pong` = `pingpong`), because
 identifiers and file names join words.
 """
