@@ -27,7 +27,6 @@ from kloop.loop.gate import SPEED_RULE, another_look, pooled
 from kloop.task.load import load_task
 from kloop.verify import verify
 from kloop.verify.result import VerifyOptions
-from kloop.verify.stats import LogRatio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from aa_coverage import start_load, stop_load  # noqa: E402  (a sibling bench script, not a package)
@@ -61,10 +60,10 @@ def decide(task: object, candidate: Path, best: Path, work: Path, rounds: int) -
     inc = result.summary.incumbent
     if inc is None:
         return {"status": result.status.value, "accepted": False, "seconds": took, "reasons": result.reasons[:2]}
-    ratio = LogRatio(inc.log_mean, inc.log_se, inc.df, inc.replicates)
-    bound = ratio.lower(SPEED_RULE.confidence)
-    return {"status": result.status.value, "ratio": ratio.speedup, "lower": bound, "se": inc.log_se, "looks": looks,
-            "accepted": result.passed and bound > SPEED_RULE.min_gain, "seconds": took, "clock": result.summary.clock}  # fmt: skip
+    ratio = inc.ratio()
+    return {"status": result.status.value, "ratio": ratio.speedup, "lower": ratio.lower(SPEED_RULE.confidence),
+            "se": inc.log_se, "looks": looks, "accepted": result.passed and SPEED_RULE.clears(ratio), "seconds": took,
+            "clock": result.summary.clock}  # fmt: skip
 
 
 def rate(rows: list[dict[str, object]], kind: str, loaded: bool) -> str:

@@ -152,10 +152,12 @@ def test_verdict_says_which_filesystem_policy_ran(tmp_path: Path) -> None:
     assert result.passed, result.reasons
     detail = next(c.detail for c in result.checks if c.name == "sandbox_policy")
     abi = landlock.abi_version()
-    filesystem, namespaces, groups = detail.split("; ")
+    filesystem, namespaces, groups, layout = detail.split("; ")
     assert filesystem == (f"filesystem: landlock abi {abi}" if abi else "filesystem: audit hook only")
-    from kloop.verify.contain import namespaces_available
+    from kloop.verify.contain import fixed_layout_available, namespaces_available
 
     assert namespaces == ("namespaces: pid, net, mount (/dev/shm 256 MB)" if namespaces_available()
                           else "namespaces: none")
     assert groups.startswith("cgroups: ")
+    assert layout == ("address layout: fixed (ASLR off)" if fixed_layout_available()
+                      else "address layout: randomized per process")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from kloop.agents.base import AgentStatus, Decision, Severity, Verdict
 from kloop.verify.result import Comparison, VerifyResult
-from kloop.verify.stats import SpeedRule
+from kloop.verify.stats import SpeedRule, pool
 
 SPEED_RULE = SpeedRule()
 NON_SPEED_GOALS = {"tunables", "refactor"}
@@ -84,11 +84,9 @@ def _speed_reason(inp: GateInput) -> str | None:
 
 
 def _direct_reason(inp: GateInput, versus: Comparison) -> str | None:
-    from kloop.verify.stats import LogRatio
-
-    ratio = LogRatio(versus.log_mean, versus.log_se, versus.df, versus.replicates)
+    ratio = versus.ratio()
     bound = ratio.lower(inp.rule.confidence)
-    if bound > inp.rule.min_gain:
+    if inp.rule.clears(ratio):
         return None
     if inp.goal:  # a non-speed goal may cost a little speed: the best re-measured is the reference
         return _goal_reason(inp, ratio.speedup, ratio.ci()[1], bar=1.0)
@@ -151,40 +149,22 @@ def best_speed_now(verify: VerifyResult | None, fallback: float) -> float:
 def another_look(verify: VerifyResult | None, best_is_baseline: bool, looks_done: int,
                  rule: SpeedRule = SPEED_RULE) -> bool:  # fmt: skip
     """Repeat the verification: it passed, looks promising, and has not cleared the bar yet."""
-    if verify is None or not verify.passed or looks_done >= rule.looks:
+    if verify is None or not verify.passed:
         return False
     versus = direct(GateInput(agent_status=AgentStatus.completed, verify=verify, best_is_baseline=best_is_baseline))
-    if versus is None:
-        return False
-    from kloop.verify.stats import LogRatio
-
-    ratio = LogRatio(versus.log_mean, versus.log_se, versus.df, versus.replicates)
-    return ratio.speedup > rule.min_gain and ratio.lower(rule.confidence) <= rule.min_gain
+    return versus is not None and rule.another_look(versus.ratio(), looks_done)
 
 
 def pooled(first: VerifyResult, again: VerifyResult) -> VerifyResult:
-    """`first` with its comparisons pooled with `again`'s (inverse-variance weights; dfs add up)."""
+    """`first` with its comparisons pooled with `again`'s (`kloop.verify.stats.pool`)."""
     if not again.passed:
         return again
     summary = first.summary.model_copy()
     for name in ("comparison", "incumbent"):
         a, b = getattr(first.summary, name), getattr(again.summary, name)
         if a is not None and b is not None:
-            setattr(summary, name, _pool(a, b))
+            setattr(summary, name, Comparison.of(pool(a.ratio(), b.ratio())))
     if summary.comparison is not None:
         summary.speedup_geomean, summary.speedup_ci = summary.comparison.speedup_geomean, summary.comparison.speedup_ci
     return first.model_copy(update={"summary": summary})
 
-
-def _pool(a: Comparison, b: Comparison) -> Comparison:
-    import math
-
-    from kloop.verify.stats import LogRatio
-
-    if not (a.log_se > 0 and b.log_se > 0 and math.isfinite(a.log_se) and math.isfinite(b.log_se)):
-        return b if math.isfinite(b.log_se) else a
-    wa, wb = 1 / a.log_se**2, 1 / b.log_se**2
-    ratio = LogRatio((wa * a.log_mean + wb * b.log_mean) / (wa + wb), 1 / math.sqrt(wa + wb), a.df + b.df,
-                     a.replicates + b.replicates)  # fmt: skip
-    return Comparison(speedup_geomean=ratio.speedup, speedup_ci=ratio.ci(), log_mean=ratio.mean, log_se=ratio.se,
-                      df=ratio.df, replicates=ratio.replicates)  # fmt: skip

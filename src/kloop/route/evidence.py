@@ -1,19 +1,15 @@
 """The rule tuning and routing share with the gate: faster only when the evidence says so.
 
 Two forms, as in `kloop.loop.gate`. With a direct comparison (the verifier timed the candidate
-and the incumbent in the same rounds: `summary.incumbent`), the candidate wins when the one-sided
-lower confidence bound of candidate / incumbent exceeds the rule's least gain (`lower_bound_clears`;
-the gate's `SPEED_RULE` supplies confidence and least gain). Without one, the candidate's speedup
-interval must lie wholly above the incumbent's (`clears`), the gate's fallback. Identical code
-measured twice overlaps itself, so it never clears: noise is not a gain.
+and the incumbent in the same rounds: `summary.incumbent`), `kloop.verify.stats.SpeedRule` decides,
+looks and all (`kloop.route.tune.confirm`). Without one, the candidate's speedup interval must lie
+wholly above the incumbent's (`clears`), the gate's fallback. Identical code measured twice
+overlaps itself, so it never clears: noise is not a gain.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
-
-from kloop.verify.stats import SpeedRule  # the gate's rule: one definition for both
 
 
 def clears(candidate_ci: list[float] | None, incumbent_ci: list[float] | None) -> bool:
@@ -21,14 +17,6 @@ def clears(candidate_ci: list[float] | None, incumbent_ci: list[float] | None) -
     if not candidate_ci or not incumbent_ci:
         return False
     return candidate_ci[0] > incumbent_ci[1]
-
-
-def lower_bound_clears(comparison: Any, rule: SpeedRule) -> bool:
-    """The gate's direct rule on a `Comparison` (log-scale mean, standard error, degrees of freedom)."""
-    from kloop.verify.stats import LogRatio  # the statistics the gate itself uses
-
-    ratio = LogRatio(comparison.log_mean, comparison.log_se, comparison.df, comparison.replicates)
-    return bool(ratio.lower(rule.confidence) > rule.min_gain)
 
 
 def geomean(values: list[float]) -> float:

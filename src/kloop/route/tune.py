@@ -20,11 +20,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from kloop.errors import BadInput
-from kloop.route.evidence import clears, lower_bound_clears
+from kloop.route.evidence import clears
 from kloop.route.regimes import Regime, find_regime, log_buckets
 from kloop.route.search import Config, Observation, Search, read_space, space_size
-from kloop.verify.result import VerifyResult
-from kloop.verify.stats import SpeedRule
+from kloop.verify.result import Comparison, VerifyResult
+from kloop.verify.stats import SpeedRule, pool
 
 Judge = Callable[..., VerifyResult]
 """(task, solution_dir, incumbent=None) -> VerifyResult; `incumbent` is timed in the same rounds when supported."""
@@ -74,10 +74,11 @@ def real_judge(options: dict[str, Any] | None = None) -> Judge:
     opts = VerifyOptions.model_validate({"device": "auto", **(options or {}), "timing": True, "speedup": True})
     direct = "incumbent_path" in VerifyOptions.model_fields
 
-    def judge(task: Any, solution_dir: Path, incumbent: Path | None = None) -> VerifyResult:
+    def judge(task: Any, solution_dir: Path, incumbent: Path | None = None, rounds_factor: int = 1) -> VerifyResult:
+        chosen = opts.model_copy(update={"rounds": opts.rounds * rounds_factor})
         if incumbent is not None and direct:
-            return verify(task, solution_dir, opts.model_copy(update={"incumbent_path": incumbent}))
-        return verify(task, solution_dir, opts)
+            return verify(task, solution_dir, chosen.model_copy(update={"incumbent_path": incumbent}))
+        return verify(task, solution_dir, chosen)
 
     judge.direct = direct  # type: ignore[attr-defined]
     return judge
@@ -98,6 +99,21 @@ def measure(task: Any, solution_dir: Path, config: Config, judge: Judge) -> Eval
         result = judge(task, _instance(solution_dir, config, Path(tmp) / "solution"))
     return Evaluation(config=config, status=result.status.value, speedup_geomean=result.summary.speedup_geomean,
                       speedup_ci=result.summary.speedup_ci, reasons=result.reasons[:3])
+
+
+def _direct_looks(task: Any, mine: Path, theirs: Path, judge: Judge, rule: SpeedRule) -> tuple[Comparison | None, int]:
+    """The gate's looks: a promising, inconclusive comparison is timed again with more rounds and pooled."""
+    result = judge(task, mine, incumbent=theirs)
+    versus = result.summary.incumbent if result.passed else None
+    looks = 1
+    while versus is not None and rule.another_look(versus.ratio(), looks):
+        looks += 1
+        again = judge(task, mine, incumbent=theirs, rounds_factor=rule.confirm_factor)
+        more = again.summary.incumbent if again.passed else None
+        if more is None:
+            break
+        versus = Comparison.of(pool(versus.ratio(), more.ratio()))
+    return versus, looks
 
 
 def _cost(evaluation: Evaluation) -> float | None:
@@ -141,17 +157,17 @@ def tune(task: Any, solution_dir: Path, *, budget: int, regime: str | None = Non
 def confirm(task: Any, solution_dir: Path, best: Evaluation, base: Evaluation, judge: Judge,
             rule: SpeedRule) -> tuple[bool, str]:
     """Does the best configuration beat the default? Timed against it in the same rounds when the
-    verifier can (the gate's direct rule), else by the intervals already measured."""
+    verifier can (the gate's direct rule, with its second look), else by the intervals already measured."""
     if getattr(judge, "direct", False):
         with tempfile.TemporaryDirectory(prefix="kloop-tune-") as tmp:
             mine = _instance(solution_dir, best.config, Path(tmp) / "best")
             theirs = _instance(solution_dir, base.config, Path(tmp) / "default")
-            result = judge(task, mine, incumbent=theirs)
-        versus = getattr(result.summary, "incumbent", None)
-        if result.passed and versus is not None:
-            ok = lower_bound_clears(versus, rule)
-            return ok, (f"re-timed against the default in the same rounds: {versus.speedup_geomean:.3f}x, "
-                        f"{rule.confidence:.1%} lower bound {'above' if ok else 'not above'} {rule.min_gain}")
+            versus, looks = _direct_looks(task, mine, theirs, judge, rule)
+        if versus is not None:
+            ok = rule.clears(versus.ratio())
+            return ok, (f"re-timed against the default in the same rounds ({looks} look{'s' * (looks > 1)}): "
+                        f"{versus.speedup_geomean:.3f}x, {rule.confidence:.1%} lower bound "
+                        f"{'above' if ok else 'not above'} {rule.min_gain}")
     ok = clears(best.speedup_ci, base.speedup_ci)
     return ok, (f"intervals: best {best.speedup_ci} vs default {base.speedup_ci}: "
                 f"{'disjoint' if ok else 'overlapping'}")

@@ -61,7 +61,9 @@ def _sandbox_env(workdir: Path, threads: int) -> dict[str, str]:
     extra = os.environ.get("PYTHONPATH")
     env.update(
         HOME=str(workdir), TMPDIR=str(workdir), PYTHONPATH=src_root + (os.pathsep + extra if extra else ""),
-        PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED=str(secrets.randbelow(2**31)),
+        # One hash seed for every box, as one address layout (contain.wrap): two boxes that run the
+        # same code should differ in nothing else.
+        PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0",
         OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TRITON_CACHE_DIR=str(workdir / "triton"),
         TORCH_EXTENSIONS_DIR=str(workdir / "torch_extensions"), KLOOP_SANDBOX="1",
         # A fixed glibc malloc policy in every box: with the default, the mmap threshold moves up

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kloop.task.schema import VerifyStatus  # the one status enum (FIB's outcomes + REJECTED)
+from kloop.verify.stats import LogRatio
 
 # Worst first: the overall status is the most severe status any check or workload produced.
 STATUS_SEVERITY: list[VerifyStatus] = [
@@ -85,13 +86,22 @@ class Comparison(_Model):
     speedup_ci: list[float]
     """Two-sided 95% confidence interval."""
     log_mean: float
-    """Mean log speedup (per workload: mean over rounds; then mean over workloads)."""
+    """Mean log speedup (per workload: 20 % trimmed mean over rounds; then mean over workloads)."""
     log_se: float
     """Standard error of `log_mean`, from the spread of the rounds (the replicates)."""
     df: float
-    """Degrees of freedom of `log_se` (rounds - 1 per workload, Welch-Satterthwaite across them)."""
+    """Degrees of freedom of `log_se` (kept rounds - 1 per workload, Welch-Satterthwaite across them)."""
     replicates: int
     """Rounds summed over workloads."""
+
+    @classmethod
+    def of(cls, ratio: LogRatio) -> Comparison:
+        return cls(speedup_geomean=ratio.speedup, speedup_ci=ratio.ci(), log_mean=ratio.mean, log_se=ratio.se,
+                   df=ratio.df, replicates=ratio.replicates)  # fmt: skip
+
+    def ratio(self) -> LogRatio:
+        """The statistics as a `LogRatio` (what the speed rule reads)."""
+        return LogRatio(self.log_mean, self.log_se, self.df, self.replicates)
 
 
 class Summary(_Model):

@@ -390,11 +390,6 @@ def physics_floor_ms(definition: Any, axes: dict[str, int], device: str) -> tupl
     return max(bw_ms, fl_ms), f"{nbytes} B at {info.peak_bandwidth_gbs:.0f} GB/s" + (f", {flops:.3g} FLOP" if flops else "")
 
 
-def comparison(ratio: LogRatio) -> Comparison:
-    return Comparison(speedup_geomean=ratio.speedup, speedup_ci=ratio.ci(), log_mean=ratio.mean, log_se=ratio.se,
-                      df=ratio.df, replicates=ratio.replicates)  # fmt: skip
-
-
 def summarize(results: list[WorkloadResult], note: str | None, outcome: TimingOutcome | None) -> Summary:
     timed = [r.latency_ms for r in results if r.latency_ms is not None]
     summary = Summary(latency_ms_median=statistics.median(timed) if timed else None, timing_note=note)
@@ -404,9 +399,9 @@ def summarize(results: list[WorkloadResult], note: str | None, outcome: TimingOu
     if "baseline" in outcome.vs:
         base = outcome.vs["baseline"]
         summary.speedup_geomean, summary.speedup_ci = base.speedup, base.ci()
-        summary.comparison = comparison(base)
+        summary.comparison = Comparison.of(base)
     if "incumbent" in outcome.vs:
-        summary.incumbent = comparison(outcome.vs["incumbent"])
+        summary.incumbent = Comparison.of(outcome.vs["incumbent"])
     return summary
 
 
