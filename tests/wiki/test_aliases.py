@@ -81,3 +81,13 @@ def test_bad_alias_file_names_the_problem() -> None:
         load_alias_table("aliases: [{canonical: x, field: tag, findings: [slow], synonyms: [x]}]", "aliases.yaml")
     with pytest.raises(BadInput, match="not valid YAML"):
         load_alias_table("aliases: [", "aliases.yaml")
+
+
+def test_rows_that_cost_real_history_recall_classify_but_do_not_expand() -> None:
+    """xdl -> mfma / matrix core and mqa -> attention / mla each cost a tune question (bench/wiki_real.py --ablate)."""
+    from kloop.wiki.query import parse_query
+
+    table = default_alias_table()
+    assert not parse_query("When were XDL kernels disabled?", table).synonyms
+    assert '"attention"' not in parse_query("When were the FP8 MQA logits kernels added?", table).synonyms
+    assert "mfma" in table.classify("Disable XDL kernels on unsupported HW").techniques
