@@ -22,7 +22,7 @@ def build_preset(
     ingester = GitIngester(store)
     reports = []
     for repo, path in found:
-        report = ingester.ingest(path, repo=repo.name, since=repo.since, paths=list(repo.paths))
+        report = ingester.ingest(path, repo=repo.name, since=repo.since, paths=list(repo.paths), vendor=repo.preset)
         reports.append(report)
         if on_report is not None:
             on_report(report)

@@ -134,12 +134,17 @@ class GitIngester:
         self.excerpt_max_files = excerpt_max_files
 
     def ingest(
-        self, path: str | Path, repo: str | None = None, since: str | None = None, paths: list[str] | None = None
+        self, path: str | Path, repo: str | None = None, since: str | None = None, paths: list[str] | None = None,
+        vendor: str | None = None,
     ) -> IngestReport:
-        """Mine `path`; `paths` are globs restricting which files (and so commits) count."""
+        """Mine `path`; `paths` are globs restricting which files (and so commits) count.
+
+        `vendor` is the repository's vendor for commits that name none (a preset knows that ROCm/triton
+        is AMD's); without it the alias table's `repos:` decide, by the repository's short name.
+        """
         started = time.perf_counter()
         since = check_since(since)
-        info = self._repo_info(Path(path), repo)
+        info = self._repo_info(Path(path), repo, vendor)
         report = IngestReport(repo=info.name)
         head = git(info.path, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False).strip()
         if not head:  # an empty repository has no history yet
@@ -187,7 +192,7 @@ class GitIngester:
             )
         return False
 
-    def _repo_info(self, path: Path, repo: str | None) -> RepoInfo:
+    def _repo_info(self, path: Path, repo: str | None, vendor: str | None = None) -> RepoInfo:
         if not path.exists():
             raise BadInput(path, "no such directory")
         top = git(path, "rev-parse", "--absolute-git-dir", check=False).strip()
@@ -199,7 +204,7 @@ class GitIngester:
         remote = git(path, "config", "--get", "remote.origin.url", check=False).strip()
         return RepoInfo(
             name=name, path=path, web=web_for(remote, repo),
-            license=self._license(path), default_vendor=self.aliases.vendor_for_repo(name) or "any",
+            license=self._license(path), default_vendor=vendor or self.aliases.vendor_for_repo(name) or "any",
         )
 
     @staticmethod

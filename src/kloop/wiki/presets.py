@@ -29,7 +29,8 @@ KNOWN: tuple[KnownRepo, ...] = (
               ("include/ck/**", "include/ck_tile/**", "library/**", "example/**", "client_example/**")),
     KnownRepo("ROCm/rocWMMA", "amd", ("library/include/**", "samples/**")),
     KnownRepo("ROCm/hipBLASLt", "amd", ("library/src/**", "tensilelite/**")),
-    KnownRepo("ROCm/triton", "amd", ("third_party/amd/**", "python/triton/**", "python/tutorials/**")),
+    KnownRepo("ROCm/triton", "amd",  # python/perf-kernels: AMD's Triton kernels on its main_perf branch
+              ("third_party/amd/**", "python/triton/**", "python/tutorials/**", "python/perf-kernels/**")),
     KnownRepo("ROCm/flash-attention", "amd", ("csrc/**", "flash_attn/**")),
     KnownRepo("NVIDIA/cutlass", "nvidia",
               ("include/cutlass/**", "include/cute/**", "examples/**", "python/CuTeDSL/**", "tools/library/**")),

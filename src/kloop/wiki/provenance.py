@@ -116,6 +116,10 @@ class KernelPathRules(BaseModel):
         ],
         description="Directory names (or nested paths) under which host-language files are kernels.",
     )
+    kernel_dir_suffixes: list[str] = Field(
+        default=["-kernels", "_kernels", "-kernel", "_kernel"],
+        description="A directory named like perf-kernels or triton_kernels holds kernels too.",
+    )
     kernel_name_words: list[str] = Field(
         default=["kernel", "triton", "gemm", "attention", "attn", "mma", "cuda", "hip"],
         description="Words in a file name that make a host-language file a kernel.",
@@ -126,6 +130,7 @@ class KernelPathRules(BaseModel):
         device, host = frozenset(self.device_extensions), frozenset(self.host_extensions)
         binary = frozenset(self.binary_extensions)
         dirs = tuple(f"/{d}/" for d in self.kernel_dirs)
+        suffixes = tuple(f"{s}/" for s in self.kernel_dir_suffixes)
         tests = tuple(f"/{d}/" for d in self.test_dirs)
         words = tuple(self.kernel_name_words)
         seen: dict[str, str | None] = {}
@@ -143,7 +148,8 @@ class KernelPathRules(BaseModel):
             elif suffix in device or suffix in host:
                 if any(t in inside for t in tests) or stem.startswith("test_") or stem.endswith(("_test", "_tests")):
                     found = "test"
-                elif suffix in device or any(d in inside for d in dirs) or any(w in name for w in words):
+                elif (suffix in device or any(d in inside for d in dirs) or any(s in inside for s in suffixes)
+                      or any(w in name for w in words)):
                     found = "kernel"
             seen[path] = found
             return found
