@@ -12,6 +12,7 @@ identifiers and file names join words.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kloop.wiki.aliases import tokens_of
@@ -28,19 +29,28 @@ class Wanted:
     singles: tuple[frozenset[str], ...]  # per group: its one-word spellings, as stems
     runs: tuple[frozenset[str], ...]  # per group: its multi-word spellings run together (pingpong)
     phrases: tuple[tuple[str, ...], ...]  # per group: its multi-word spellings as " a b " stem strings
+    split: Callable[[str], tuple[str, ...]] | None = None  # run-together words of names (bf16gemm -> bf16 gemm)
 
     def __len__(self) -> int:
         return len(self.singles)
 
 
-def wanted(groups: list[Group]) -> Wanted:
-    """Compile groups of spellings for matching."""
+def wanted(groups: list[Group], split: Callable[[str], tuple[str, ...]] | None = None) -> Wanted:
+    """Compile groups of spellings for matching; `split` reads run-together words of titles and names."""
     multi = [[s for s in group if len(s) > 1] for group in groups]
     return Wanted(
         singles=tuple(frozenset(s[0][:STEM] for s in group if len(s) == 1) for group in groups),
         runs=tuple(frozenset("".join(s) for s in m) for m in multi),
         phrases=tuple(tuple(" " + " ".join(w[:STEM] for w in s) + " " for s in m) for m in multi),
+        split=split,
     )
+
+
+def _tokens(text: str, want: Wanted) -> list[str]:
+    tokens = tokens_of(text)
+    if want.split is None:
+        return tokens
+    return [*tokens, *(piece for token in tokens for piece in want.split(token))]
 
 
 def _covered(words: list[str], want: Wanted) -> int:
@@ -60,7 +70,7 @@ def _covered(words: list[str], want: Wanted) -> int:
 
 def title_coverage(title: str, want: Wanted) -> float:
     """Share of the question's content groups the title spells."""
-    return _covered(tokens_of(title), want) / len(want) if len(want) else 0.0
+    return _covered(_tokens(title, want), want) / len(want) if len(want) else 0.0
 
 
 def file_coverage(files: list[str], want: Wanted) -> float:
@@ -69,7 +79,7 @@ def file_coverage(files: list[str], want: Wanted) -> float:
         return 0.0
     best = 0
     for path in files[:MAX_FILES]:
-        best = max(best, _covered(tokens_of(path.rsplit(".", 1)[0] if "." in path[-8:] else path), want))
+        best = max(best, _covered(_tokens(path.rsplit(".", 1)[0] if "." in path[-8:] else path, want), want))
         if best == len(want):
             break
     return best / len(want)

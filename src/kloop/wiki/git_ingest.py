@@ -18,7 +18,8 @@ from datetime import date, datetime
 from pathlib import Path
 
 from kloop.errors import BadInput
-from kloop.wiki.aliases import AliasTable
+from kloop.wiki.aliases import AliasTable, tokens_of
+from kloop.wiki.compound import CompoundSplitter, splitter_for
 from kloop.wiki.gitlog import Excerpt, FileChange, LogStats, RawCommit, diff_excerpts, git, stream_log
 from kloop.wiki.provenance import (
     LICENSE_FILES,
@@ -83,20 +84,24 @@ class RepoInfo:
     default_vendor: str
 
 
-def _words(path: str) -> list[str]:
-    """A path's directory names and file stem; a snake_case stem also as one word (DeviceGemm_Xdl -> devicegemmxdl)."""
+def _words(path: str, split: CompoundSplitter | None = None) -> list[str]:
+    """A path's directory names and file stem; a snake_case stem also as one word (DeviceGemm_Xdl -> devicegemmxdl);
+    with `split`, the words run-together names join (bf16gemm -> bf16 gemm)."""
     parts = [part.rsplit(".", 1)[0] if "." in part[1:] else part for part in path.split("/")]
     stem = parts[-1] if parts else ""
-    return [*parts, stem.replace("_", "").replace("-", "")] if "_" in stem or "-" in stem else parts
+    words = [*parts, stem.replace("_", "").replace("-", "")] if "_" in stem or "-" in stem else parts
+    if split is not None:
+        words += [piece for part in parts for token in tokens_of(part) for piece in split.split(token)]
+    return words
 
 
-def path_terms(paths: list[str], tests: list[str], limit: int = PATH_TERM_CHARS) -> str:
+def path_terms(paths: list[str], tests: list[str], limit: int = PATH_TERM_CHARS, split: CompoundSplitter | None = None) -> str:
     """Searchable words of the changed kernel paths, tests last (secondary evidence).
 
     Components are deduplicated, so a release that touches 2,000 files under one tree still
     costs a few hundred words.
     """
-    text = " ".join(dict.fromkeys(w for path in paths for w in _words(path) if w))
+    text = " ".join(dict.fromkeys(w for path in paths for w in _words(path, split) if w))
     test_words = " ".join(dict.fromkeys(p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in tests))
     return (text[:limit] + ("\ntests: " + test_words[: limit // 4] if test_words else "")).strip()
 
@@ -129,6 +134,7 @@ class GitIngester:
         self.aliases: AliasTable = store.aliases
         self.rules = rules or KernelPathRules()
         self.is_kernel = self.rules.matcher()
+        self.split = splitter_for(self.aliases)
         self.role = self.rules.roles()
         self.excerpt_chars = excerpt_chars
         self.excerpt_max_files = excerpt_max_files
@@ -268,7 +274,7 @@ class GitIngester:
         tests = [f.path for f in commit.files if self.role(f.path) == "test"]
         paths = [f.path for f in kernel_files if f.status != "D"] or [f.path for f in kernel_files] or tests
         added = introduced(commit.files, self.is_kernel)
-        terms = path_terms(paths, tests)
+        terms = path_terms(paths, tests, split=self.split)
         # the path words, deduplicated, classify as well as the paths themselves, at a fraction of the cost
         found = self.aliases.classify(message + "\n" + terms[:1500])
         pr = pr_number(message)
@@ -300,7 +306,7 @@ class GitIngester:
                 **({"mechanical": 1} if self._mechanical(subject, commit, added) else {}),
             },
             path_terms=terms,
-            added_terms=" ".join(dict.fromkeys(w for path in added for w in _words(path) if w))[:PATH_TERM_CHARS],
+            added_terms=" ".join(dict.fromkeys(w for path in added for w in _words(path, self.split) if w))[:PATH_TERM_CHARS],
             added_files=added[:ADDED_FILES],
         )
 

@@ -18,6 +18,7 @@ import sqlite3
 
 from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, tokens_of
+from kloop.wiki.compound import splitter_for
 from kloop.wiki.coverage import file_coverage, title_coverage, wanted
 from kloop.wiki.intent import (
     HISTORY_WORDS,
@@ -162,7 +163,7 @@ class FtsSearch:
             f"JOIN entries e ON e.rowid = f.rowid WHERE f.rowid IN ({marks})"
         )
         rows = self.db.execute(sql, list(scores)).fetchall()
-        want = wanted(title_groups or [])
+        want = wanted(title_groups or [], splitter_for(self.aliases).split)
         dates = sorted(r[5] for r in rows if r[5])
         order = {d: i / max(1, len(dates) - 1) for i, d in enumerate(dates)}
         # the file asked about, created among others: each created file scored on its own

@@ -1,0 +1,42 @@
+"""Kernel file names as evidence: run-together words, compiled kernels, on real git histories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kloop.wiki.aliases import default_alias_table
+from kloop.wiki.compound import splitter_for
+from kloop.wiki.git_ingest import GitIngester
+from kloop.wiki.store import WikiStore
+from tests.wiki.conftest import GitRepo
+
+CO = b"\x7fELF\x02\x01\x01@\x00"  # the start of an AMDGPU code object
+
+
+def test_run_together_words_of_kernel_names_split_into_known_words_only() -> None:
+    split = splitter_for(default_alias_table()).split
+    assert split("bf16gemm") == ("bf16", "gemm")
+    assert split("topksoftmax") == ("topk", "softmax")
+    assert split("pertokenfp8") == ("per", "token", "fp8")
+    assert split("i8gemm") == ("i8", "gemm")
+    for whole in ("paged", "32x128", "m16x4", "a8w8", "gfx942", "attention", "fabric", "page64"):
+        assert split(whole) == (), whole  # not wholly known words, a tile shape, or a word itself
+
+
+def test_an_assembly_gemm_named_bf16gemm_answers_bf16_gemm(repo: GitRepo, tmp_path: Path) -> None:
+    """aiter's "[MI35x]Gating bf16gemm (#1048)" created hsa/gfx942/bf16gemm/*.co: no word of it says "bf16 GEMM"."""
+    intro = repo.commit(
+        "[MI35x]Gating bf16gemm (#1048)",
+        {"hsa/gfx942/bf16gemm/bf16gemm_outf32_tn_32x64_pf3.co": CO, "hsa/gfx942/bf16gemm/bf16gemm_outf32_tn_64x64_pf3.co": CO},
+        date="2025-10-11T00:00:00Z",
+    )
+    repo.commit("Update MI300 FA fwd kernel (#655)", {"hsa/gfx942/fmha_v3_fwd/fwd_hd128_bf16.co": CO}, date="2025-07-16T00:00:00Z")
+    repo.commit("Introduce asm 64x256 kernels for mi300 (#2404)", {"hsa/gfx942/fmoe/fmoe_bf16_64x256.co": CO},
+                date="2026-03-21T00:00:00Z")
+    repo.commit("mha bwd v3: bf16 kernels for MI300 (#1040)", {"hsa/gfx942/fmha_v3_bwd/bwd_hd128_bf16.co": CO},
+                date="2025-09-24T00:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
+        GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
+        assert store.search("bf16 gemm", k=1)[0].id == f"ROCm/aiter@{intro[:12]}"  # the path words, indexed
+        hits = store.search("When were bf16 GEMM assembly kernels for MI300 added?", k=3)
+    assert hits[0].id == f"ROCm/aiter@{intro[:12]}"
