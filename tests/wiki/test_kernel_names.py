@@ -40,3 +40,18 @@ def test_an_assembly_gemm_named_bf16gemm_answers_bf16_gemm(repo: GitRepo, tmp_pa
         assert store.search("bf16 gemm", k=1)[0].id == f"ROCm/aiter@{intro[:12]}"  # the path words, indexed
         hits = store.search("When were bf16 GEMM assembly kernels for MI300 added?", k=3)
     assert hits[0].id == f"ROCm/aiter@{intro[:12]}"
+
+
+def test_a_compiled_amd_code_object_reads_as_an_assembly_kernel(repo: GitRepo, tmp_path: Path) -> None:
+    """aiter ships its assembly kernels as hsa/**.co; the commit's subject rarely says "asm"."""
+    asm = repo.commit("Moe 2stages (#228)", {"hsa/fmoe_2stages/fmoe_stage1_bf16_pertokenFp8_g1u1_128x128.co": CO},
+                      date="2025-04-13T00:00:00Z")
+    ck = repo.commit("Add CK two-stage MoE kernels (#300)", {"csrc/ck_moe_2stages/moe_stage1.cu": "// ck\n"},
+                     date="2025-03-01T00:00:00Z")
+    repo.commit("Tune the two-stage MoE heuristics (#320)", {"aiter/fused_moe.py": "# tune\n"}, date="2025-05-01T00:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
+        GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
+        assert "asm" in store.get(f"ROCm/aiter@{asm[:12]}").path_terms.split()
+        assert "asm" not in store.get(f"ROCm/aiter@{ck[:12]}").path_terms.split()
+        hits = store.search("Which commit added the two-stage MoE assembly kernels?", k=2)
+    assert hits[0].id == f"ROCm/aiter@{asm[:12]}"

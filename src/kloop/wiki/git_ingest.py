@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -84,24 +85,34 @@ class RepoInfo:
     default_vendor: str
 
 
-def _words(path: str, split: CompoundSplitter | None = None) -> list[str]:
+@dataclass(frozen=True)
+class NameReader:
+    """How a path becomes words beyond its components: run-together names split, file types named."""
+
+    split: CompoundSplitter | None = None
+    kind: Callable[[str], list[str]] | None = None
+
+
+def _words(path: str, reader: NameReader = NameReader()) -> list[str]:
     """A path's directory names and file stem; a snake_case stem also as one word (DeviceGemm_Xdl -> devicegemmxdl);
-    with `split`, the words run-together names join (bf16gemm -> bf16 gemm)."""
+    the words run-together names join (bf16gemm -> bf16 gemm) and the words its file type adds (a .co: asm)."""
     parts = [part.rsplit(".", 1)[0] if "." in part[1:] else part for part in path.split("/")]
     stem = parts[-1] if parts else ""
     words = [*parts, stem.replace("_", "").replace("-", "")] if "_" in stem or "-" in stem else parts
-    if split is not None:
-        words += [piece for part in parts for token in tokens_of(part) for piece in split.split(token)]
+    if reader.split is not None:
+        words += [piece for part in parts for token in tokens_of(part) for piece in reader.split.split(token)]
+    if reader.kind is not None:
+        words += reader.kind(path)
     return words
 
 
-def path_terms(paths: list[str], tests: list[str], limit: int = PATH_TERM_CHARS, split: CompoundSplitter | None = None) -> str:
+def path_terms(paths: list[str], tests: list[str], limit: int = PATH_TERM_CHARS, reader: NameReader = NameReader()) -> str:
     """Searchable words of the changed kernel paths, tests last (secondary evidence).
 
     Components are deduplicated, so a release that touches 2,000 files under one tree still
     costs a few hundred words.
     """
-    text = " ".join(dict.fromkeys(w for path in paths for w in _words(path, split) if w))
+    text = " ".join(dict.fromkeys(w for path in paths for w in _words(path, reader) if w))
     test_words = " ".join(dict.fromkeys(p.rsplit("/", 1)[-1].rsplit(".", 1)[0] for p in tests))
     return (text[:limit] + ("\ntests: " + test_words[: limit // 4] if test_words else "")).strip()
 
@@ -134,7 +145,7 @@ class GitIngester:
         self.aliases: AliasTable = store.aliases
         self.rules = rules or KernelPathRules()
         self.is_kernel = self.rules.matcher()
-        self.split = splitter_for(self.aliases)
+        self.reader = NameReader(splitter_for(self.aliases), self.rules.kind_words())
         self.role = self.rules.roles()
         self.excerpt_chars = excerpt_chars
         self.excerpt_max_files = excerpt_max_files
@@ -274,7 +285,7 @@ class GitIngester:
         tests = [f.path for f in commit.files if self.role(f.path) == "test"]
         paths = [f.path for f in kernel_files if f.status != "D"] or [f.path for f in kernel_files] or tests
         added = introduced(commit.files, self.is_kernel)
-        terms = path_terms(paths, tests, split=self.split)
+        terms = path_terms(paths, tests, reader=self.reader)
         # the path words, deduplicated, classify as well as the paths themselves, at a fraction of the cost
         found = self.aliases.classify(message + "\n" + terms[:1500])
         pr = pr_number(message)
@@ -306,7 +317,7 @@ class GitIngester:
                 **({"mechanical": 1} if self._mechanical(subject, commit, added) else {}),
             },
             path_terms=terms,
-            added_terms=" ".join(dict.fromkeys(w for path in added for w in _words(path, self.split) if w))[:PATH_TERM_CHARS],
+            added_terms=" ".join(dict.fromkeys(w for path in added for w in _words(path, self.reader) if w))[:PATH_TERM_CHARS],
             added_files=added[:ADDED_FILES],
         )
 

@@ -100,6 +100,11 @@ class KernelPathRules(BaseModel):
         default=[".co", ".hsaco", ".cubin", ".fatbin"],
         description="Compiled kernel objects (aiter ships its assembly kernels as hsa/**.co): kernel changes named by path.",
     )
+    binary_words: dict[str, list[str]] = Field(
+        default={".co": ["asm"], ".hsaco": ["asm"]},
+        description="Words a compiled kernel object's type adds to its path words: an AMD code object shipped in a "
+        "repository is an assembled kernel (aiter's hsa/**.co, Tensile's), which is what 'asm kernel' asks for.",
+    )
     test_dirs: list[str] = Field(
         default=["test", "tests", "op_tests", "unittest", "unittests", "testing"],
         description="Directories whose files are tests: secondary evidence, never what makes a commit a kernel change.",
@@ -155,6 +160,17 @@ class KernelPathRules(BaseModel):
             return found
 
         return role
+
+    def kind_words(self) -> Callable[[str], list[str]]:
+        """`path -> words its file type adds` (binary_words by extension, case-free)."""
+        table = {ext.lower(): words for ext, words in self.binary_words.items()}
+
+        def words(path: str) -> list[str]:
+            name = path.rsplit("/", 1)[-1].lower()
+            dot = name.rfind(".")
+            return table.get(name[dot:], []) if dot > 0 else []
+
+        return words
 
     def matcher(self) -> Callable[[str], bool]:
         """A fast, memoized `path -> is a kernel change` (source or compiled kernel object)."""
