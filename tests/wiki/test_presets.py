@@ -23,3 +23,21 @@ def test_a_directory_named_like_perf_kernels_holds_kernels() -> None:
     is_kernel = KernelPathRules().matcher()
     assert is_kernel("python/perf-kernels/rmsnorm.py") and is_kernel("python/triton_kernels/routing.py")
     assert not is_kernel("python/perf-tools/plot.py") and not is_kernel("docs/kernels.md")
+
+
+def test_every_source_file_of_a_compiler_backend_counts_in_its_preset(tmp_path: Path, store: WikiStore) -> None:
+    """ROCm/triton's AMD backend (third_party/amd/lib) is C++ named like host code: its preset counts it whole."""
+    triton = GitRepo(tmp_path / "clones" / "ROCm+triton" / "repo")
+    buffer_ops = triton.commit("[AMD] Introduce amdgpu.buffer_load and amdgpu.buffer_store (#4)",
+                               {"third_party/amd/lib/TritonAMDGPUToLLVM/BufferOpsEmitter.cpp": "// emit\n"})
+    docs = triton.commit("Explain the AMD backend", {"third_party/amd/README.md": "# amd\n"})
+    tests = triton.commit("Test buffer ops", {"third_party/amd/test/lib/test_buffer.cpp": "// t\n"})
+    aiter = GitRepo(tmp_path / "clones" / "ROCm+aiter" / "repo")
+    host = aiter.commit("Add a helper", {"aiter/utility/lib/helper_emitter.cpp": "// h\n", "setup/lib/emitter.cpp": "// e\n"})
+    build_preset(store, tmp_path / "clones", "amd")
+    assert store.get(f"ROCm/triton@{buffer_ops[:12]}") is not None
+    assert store.get(f"ROCm/triton@{docs[:12]}") is None and store.get(f"ROCm/triton@{tests[:12]}") is None
+    assert store.get(f"ROCm/aiter@{host[:12]}").source.paths == ["aiter/utility/lib/helper_emitter.cpp"]  # not aiter's
+    rules = KernelPathRules(kernel_globs=["third_party/amd/**"]).matcher()
+    assert rules("third_party/amd/lib/Dialect/TritonAMDGPU/IR/Dialect.cpp") and not rules("lib/Analysis/Alias.cpp")
+    assert not KernelPathRules().matcher()("third_party/amd/lib/TritonAMDGPUToLLVM/BufferOpsEmitter.cpp")

@@ -8,6 +8,7 @@ from pathlib import Path
 from kloop.errors import BadInput
 from kloop.wiki.git_ingest import GitIngester, IngestReport
 from kloop.wiki.presets import find_clones, preset_repos
+from kloop.wiki.provenance import KernelPathRules
 from kloop.wiki.store import WikiStore
 
 
@@ -19,9 +20,12 @@ def build_preset(
     if not found:
         names = ", ".join(r.name.split("/")[1] for r in preset_repos(preset))
         raise BadInput(clones_dir, f"no clone of a known {preset} repository here (looked for {names})")
-    ingester = GitIngester(store)
+    plain = GitIngester(store)
     reports = []
     for repo, path in found:
+        ingester = plain  # unless everything under some paths is kernel code (a compiler backend)
+        if repo.kernel_paths:
+            ingester = GitIngester(store, rules=KernelPathRules(kernel_globs=list(repo.kernel_paths)))
         report = ingester.ingest(path, repo=repo.name, since=repo.since, paths=list(repo.paths), vendor=repo.preset)
         reports.append(report)
         if on_report is not None:

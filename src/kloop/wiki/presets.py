@@ -21,6 +21,7 @@ class KnownRepo:
     preset: str  # amd | nvidia
     paths: tuple[str, ...]  # git pathspec globs (empty: kloop's kernel-path rules alone decide)
     since: str | None = None
+    kernel_paths: tuple[str, ...] = ()  # every source file under these counts as kernel code (a compiler backend)
 
 
 KNOWN: tuple[KnownRepo, ...] = (
@@ -30,7 +31,8 @@ KNOWN: tuple[KnownRepo, ...] = (
     KnownRepo("ROCm/rocWMMA", "amd", ("library/include/**", "samples/**")),
     KnownRepo("ROCm/hipBLASLt", "amd", ("library/src/**", "tensilelite/**")),
     KnownRepo("ROCm/triton", "amd",  # python/perf-kernels: AMD's Triton kernels on its main_perf branch
-              ("third_party/amd/**", "python/triton/**", "python/tutorials/**", "python/perf-kernels/**")),
+              ("third_party/amd/**", "python/triton/**", "python/tutorials/**", "python/perf-kernels/**"),
+              kernel_paths=("third_party/amd/**",)),  # the AMD backend's passes (LDS, pipelining, buffer ops)
     KnownRepo("ROCm/flash-attention", "amd", ("csrc/**", "flash_attn/**")),
     KnownRepo("NVIDIA/cutlass", "nvidia",
               ("include/cutlass/**", "include/cute/**", "examples/**", "python/CuTeDSL/**", "tools/library/**")),
@@ -39,7 +41,8 @@ KNOWN: tuple[KnownRepo, ...] = (
     KnownRepo("Dao-AILab/flash-attention", "nvidia", ("csrc/**", "hopper/**", "flash_attn/**")),
     KnownRepo("HazyResearch/ThunderKittens", "nvidia", ("include/**", "kernels/**")),
     KnownRepo("triton-lang/triton", "nvidia",
-              ("lib/**", "third_party/nvidia/**", "python/triton/**", "python/tutorials/**")),
+              ("lib/**", "third_party/nvidia/**", "python/triton/**", "python/tutorials/**"),
+              kernel_paths=("lib/**", "third_party/nvidia/**")),
     KnownRepo("vllm-project/vllm", "nvidia",
               ("csrc/**", "vllm/attention/**", "vllm/v1/attention/**", "vllm/model_executor/layers/**"), "2023-06-01"),
     KnownRepo("sgl-project/sglang", "nvidia", ("sgl-kernel/**", "python/sglang/srt/layers/**")),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from fnmatch import fnmatchcase
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
@@ -125,6 +126,11 @@ class KernelPathRules(BaseModel):
         default=["-kernels", "_kernels", "-kernel", "_kernel"],
         description="A directory named like perf-kernels or triton_kernels holds kernels too.",
     )
+    kernel_globs: list[str] = Field(
+        default_factory=list,
+        description="Paths under which every source file counts as kernel code (fnmatch globs, '*' spans '/': "
+        "'third_party/amd/**'): a compiler backend's passes are kernel engineering though named like host code.",
+    )
     kernel_name_words: list[str] = Field(
         default=["kernel", "triton", "gemm", "attention", "attn", "mma", "cuda", "hip"],
         description="Words in a file name that make a host-language file a kernel.",
@@ -138,6 +144,7 @@ class KernelPathRules(BaseModel):
         suffixes = tuple(f"{s}/" for s in self.kernel_dir_suffixes)
         tests = tuple(f"/{d}/" for d in self.test_dirs)
         words = tuple(self.kernel_name_words)
+        globs = tuple(self.kernel_globs)
         seen: dict[str, str | None] = {}
 
         def role(path: str) -> str | None:
@@ -154,7 +161,7 @@ class KernelPathRules(BaseModel):
                 if any(t in inside for t in tests) or stem.startswith("test_") or stem.endswith(("_test", "_tests")):
                     found = "test"
                 elif (suffix in device or any(d in inside for d in dirs) or any(s in inside for s in suffixes)
-                      or any(w in name for w in words)):
+                      or any(w in name for w in words) or any(fnmatchcase(path, g) for g in globs)):
                     found = "kernel"
             seen[path] = found
             return found
