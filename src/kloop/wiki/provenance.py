@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from fnmatch import fnmatchcase
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from pydantic import BaseModel, Field
 
