@@ -17,12 +17,14 @@ import pytest
 
 from kloop.loop.gate import SPEED_RULE
 from kloop.verify.stats import (
+    BOX_SD,
     LogRatio,
     SpeedRule,
     _t,
     batch_latency_ns,
     fit_overhead,
     geomean,
+    between_boxes,
     paired_log_ratio,
     pool,
     trimmed_mean,
@@ -119,6 +121,25 @@ def test_one_spike_moves_the_estimate_by_little() -> None:
     spiked = [*calm[:-1], math.log(1.5)]  # one round with a 50 % burst on the baseline's side
     assert abs(trimmed_mean(spiked).mean - trimmed_mean(calm).mean) < 0.005
     assert abs(statistics.fmean(spiked) - statistics.fmean(calm)) > 0.02
+
+
+def test_the_between_box_spread_keeps_long_a_a_comparisons_honest() -> None:
+    """Each verification times one pair of boxes, and pairs differ by ~1 % (measured): with 128
+    rounds the rounds' own error is ~0.5 %, so an interval without the box term misses 1.0 often."""
+    rng = random.Random(31)
+    covered_rounds_only = covered_with_boxes = 0
+    for _ in range(600):
+        offset = math.exp(rng.gauss(0, BOX_SD))  # this pair of boxes runs the same code this much apart
+        base, cand = _spiky(rng, offset, 128)
+        ratio = paired_log_ratio(base, cand)
+        lo, hi = ratio.ci()
+        covered_rounds_only += lo <= 1.0 <= hi
+        lo, hi = between_boxes(ratio).ci()
+        covered_with_boxes += lo <= 1.0 <= hi
+    assert covered_rounds_only / 600 < 0.85, covered_rounds_only / 600
+    assert 0.93 <= covered_with_boxes / 600 <= 0.99, covered_with_boxes / 600
+    assert between_boxes(LogRatio(0.0, 0.03, 9, 16), 0.04).se == pytest.approx(0.05)
+    assert between_boxes(LogRatio(0.0, float("inf"), 0, 1)).se == float("inf")
 
 
 def test_pool_weights_by_inverse_variance_and_keeps_a_finite_look() -> None:

@@ -9,10 +9,11 @@ log(baseline latency / candidate latency).
 Those ratios are heavy-tailed: a batch that a burst of contention hit reads 20-50 % slow while
 most rounds agree within a few per cent. So the estimate is their 20 % trimmed mean, with Yuen's
 standard error from the winsorized variance and Student t quantiles on (kept rounds - 1) degrees
-of freedom: measured on this project's shared 2-core VM it halves the standard error of the plain
-mean at the same A/A coverage (docs/verify.md, "Statistics"). The geometric mean over workloads
+of freedom: measured on this project's shared 2-core VM it has ~60 % of the plain mean's standard
+error at the same A/A coverage (docs/verify.md, "Statistics"). The geometric mean over workloads
 averages the per-workload estimates; its standard error combines theirs, with Welch-Satterthwaite
-degrees of freedom.
+degrees of freedom. Rounds average the noise within one pair of boxes, not the pair's own offset,
+so every comparison's standard error also carries the measured between-box spread (`between_boxes`).
 
 No torch here: the gate and the benchmarks read these numbers without it.
 """
@@ -24,6 +25,13 @@ import statistics
 from dataclasses import dataclass
 
 CONFIDENCE = 0.95
+
+BOX_SD = 0.01
+"""Spread of log(latency ratio) between pairs of boxes that run identical code: what rounds never
+average away, since every round of one verification times the same pair of processes. Measured
+with the fixed address layout on this project's 2-core VM, A/A on tests/loop/tasks/paced over
+144-round verifications: 0.3 % between two boxes that only loaded, 0.7-1.3 % between the
+candidate's box and another (docs/verify.md); with ASLR it was 1.6 % with tails to 30 %."""
 
 TRIM = 0.2
 """Share of the rounds cut from each end before averaging (the usual robust choice: ~95 % of the
@@ -120,6 +128,16 @@ def paired_log_ratio(base_ns: list[float], cand_ns: list[float]) -> LogRatio:
     if len(base_ns) != len(cand_ns) or not base_ns:
         raise ValueError("paired rounds need equally many baseline and candidate latencies")
     return trimmed_mean([math.log(max(b, 1.0) / max(c, 1.0)) for b, c in zip(base_ns, cand_ns, strict=True)])
+
+
+def between_boxes(ratio: LogRatio, box_sd: float = BOX_SD) -> LogRatio:
+    """One pair of boxes' comparison as evidence about the code: the rounds' standard error plus
+    the between-box spread, taken as known (Welch-Satterthwaite degrees of freedom)."""
+    if not math.isfinite(ratio.se) or box_sd <= 0:
+        return ratio
+    var = ratio.se**2 + box_sd**2
+    df = var**2 / (ratio.se**4 / ratio.df) if ratio.df > 0 and ratio.se > 0 else float("inf")
+    return LogRatio(ratio.mean, math.sqrt(var), df, ratio.replicates)
 
 
 def pool(a: LogRatio, b: LogRatio) -> LogRatio:

@@ -26,7 +26,15 @@ from kloop.task.schema import Workload
 from kloop.verify.checks import CheckBook
 from kloop.verify.process import SandboxProcess
 from kloop.verify.result import Comparison, Summary, VerifyStatus, WorkloadResult
-from kloop.verify.stats import LogRatio, Overhead, batch_latency_ns, fit_overhead, geomean, latency_ci_ms
+from kloop.verify.stats import (
+    LogRatio,
+    Overhead,
+    batch_latency_ns,
+    between_boxes,
+    fit_overhead,
+    geomean,
+    latency_ci_ms,
+)
 from kloop.verify.stats import paired_log_ratio as paired
 from kloop.verify.workload import POISONS, WorkloadJudge, derive_seed
 
@@ -212,7 +220,7 @@ class TimingSession:
         for label in others:
             parts = [self.per_workload[r.uuid][label] for r in timed if label in self.per_workload[r.uuid]]
             if timed and len(parts) == len(timed) and label not in self.failed:
-                self.outcome.vs[label] = geomean(parts)
+                self.outcome.vs[label] = between_boxes(geomean(parts))  # one pair of boxes for all workloads
         if not others:
             self.outcome.note = "no baseline timed; no speedup"
         return self.outcome
@@ -336,9 +344,10 @@ class TimingSession:
                   if label != CANDIDATE}  # fmt: skip
         if "baseline" in ratios:
             result.baseline_latency_ms = latency_ci_ms(timing.rounds_ns["baseline"])[0]
-            result.speedup, result.speedup_ci = ratios["baseline"].speedup, ratios["baseline"].ci()
+            result.speedup, result.speedup_ci = ratios["baseline"].speedup, between_boxes(ratios["baseline"]).ci()
         if "incumbent" in ratios:
-            result.incumbent_speedup, result.incumbent_speedup_ci = ratios["incumbent"].speedup, ratios["incumbent"].ci()
+            inc = between_boxes(ratios["incumbent"])
+            result.incumbent_speedup, result.incumbent_speedup_ci = inc.speedup, inc.ci()
         self.per_workload[workload.uuid] = ratios
         self.book.passed("timed_outputs", f"{len(mine) * count} timed calls, each on its own fresh inputs; "
                                           "calls picked afterwards re-checked")
