@@ -55,3 +55,18 @@ def test_a_compiled_amd_code_object_reads_as_an_assembly_kernel(repo: GitRepo, t
         assert "asm" not in store.get(f"ROCm/aiter@{ck[:12]}").path_terms.split()
         hits = store.search("Which commit added the two-stage MoE assembly kernels?", k=2)
     assert hits[0].id == f"ROCm/aiter@{asm[:12]}"
+
+
+def test_kernel_is_no_file_name_word_so_the_first_creator_is_found_without_it(repo: GitRepo, tmp_path: Path) -> None:
+    """aiter's first Gluon kernel created aiter/ops/triton/gluon/*.py; a later one the first _gluon_kernels/ file."""
+    first = repo.commit("[TRITON]: Add Gluon Blockscale A8W8 GEMM (#886)",
+                        {"aiter/ops/triton/gluon/gemm_a8w8_blockscale.py": "# g\n"}, date="2025-08-28T00:00:00Z")
+    later = repo.commit("[TRITON] Add Gluon-optimized MoE Int8 SmoothQuant kernel (#2900)",
+                        {"aiter/ops/triton/_gluon_kernels/moe/moe_int8_smoothquant.py": "# m\n"}, date="2026-04-23T00:00:00Z")
+    for i in range(4):
+        repo.commit(f"[TRITON][GLUON] Add gluon kernel variant {i} (#{3000 + i})",
+                    {f"aiter/ops/triton/_gluon_kernels/variant_{i}.py": "# v\n"}, date=f"2026-05-0{1 + i}T00:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
+        GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
+        hits = store.search("Which commit added the first Gluon kernel to aiter?", k=3)
+    assert hits[0].id == f"ROCm/aiter@{first[:12]}" and hits[0].id != f"ROCm/aiter@{later[:12]}"

@@ -75,6 +75,8 @@ MAX_ALTERNATIVES = 16
 ROW_BUDGET = 2500
 PRUNE_FROM_ENTRIES = 20000
 KINDS = ("pr", "commit", "card", "doc")
+# Words every kernel-history question may say, so no created file is asked for by them.
+GENERIC_WORDS = frozenset(["kernel", "kernels"])
 VENDORS = ("nvidia", "amd", "any")
 
 
@@ -164,10 +166,13 @@ class FtsSearch:
         )
         rows = self.db.execute(sql, list(scores)).fetchall()
         want = wanted(title_groups or [], splitter_for(self.aliases).split)
+        # a created file is asked for by the question's specific words: "kernel" names no file
+        named = wanted([g for g in title_groups or [] if not (len(g) == 1 and g[0][0] in GENERIC_WORDS)],
+                       splitter_for(self.aliases).split)
         dates = sorted(r[5] for r in rows if r[5])
         order = {d: i / max(1, len(dates) - 1) for i, d in enumerate(dates)}
         # the file asked about, created among others: each created file scored on its own
-        files = {r[0]: file_coverage(r[8].split("\n"), want) for r in rows if r[8] and r[1] not in ("card", "doc")}
+        files = {r[0]: file_coverage(r[8].split("\n"), named) for r in rows if r[8] and r[1] not in ("card", "doc")}
         first = _first_creator(files, {r[0]: r[5] for r in rows})
         for rowid, kind, labels, vendor, repo, when, breadth, title, _ in rows:
             factor = 1.0
