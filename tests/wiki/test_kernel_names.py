@@ -70,3 +70,25 @@ def test_kernel_is_no_file_name_word_so_the_first_creator_is_found_without_it(re
         GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
         hits = store.search("Which commit added the first Gluon kernel to aiter?", k=3)
     assert hits[0].id == f"ROCm/aiter@{first[:12]}" and hits[0].id != f"ROCm/aiter@{later[:12]}"
+
+
+def test_amd_spellings_preshuffle_and_f4(repo: GitRepo, tmp_path: Path) -> None:
+    """aiter names weight pre-shuffling 'bpreshuffle' / 'weightpreshuffle' and FP4 'f4' (f4gemm), as CK names FP8 'f8'."""
+    pre = repo.commit("Gemm weightpreshuffle (#513)", {"csrc/ck_gemm_a8w8_bpreshuffle/gemm_a8w8_bpreshuffle.cu": "// b\n"},
+                      date="2025-06-07T00:00:00Z")
+    f4 = repo.commit("A4w4 asm pro (#649)", {"hsa/gfx950/f4gemm/f4gemm_bf16_per1x32_256x256.co": CO}, date="2025-07-24T00:00:00Z")
+    repo.commit("Gemm_c_shuffle (4 layouts) X (fp32 bf16 int8) (#131)", {"csrc/ck_gemm/gemm_c_shuffle.cu": "// c\n"},
+                date="2025-03-22T00:00:00Z")
+    repo.commit("Unify scale and weight shuffling (#3900)", {"csrc/ck_gemm_a8w8/gemm_a8w8_common.cu": "// s\n"},
+                date="2026-07-03T00:00:00Z")
+    repo.commit("Add FP4 quantization for MI350 GEMM inputs (#700)", {"csrc/kernels/quant_fp4.cu": "// q\n"},
+                date="2025-08-01T00:00:00Z")
+    repo.commit("Tune the int8 GEMM layouts for gfx950 (#710)", {"csrc/ck_gemm_a8w8/gemm_a8w8_tune.cu": "// t\n"},
+                date="2025-08-02T00:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
+        GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
+        assert "preshuffle" in store.get(f"ROCm/aiter@{pre[:12]}").techniques
+        shuffled = store.search("pre-shuffled GEMM", k=1)
+        fp4 = store.search("When did the first assembly FP4 GEMM for gfx950 land?", k=1)
+    assert shuffled[0].id == f"ROCm/aiter@{pre[:12]}"
+    assert fp4[0].id == f"ROCm/aiter@{f4[:12]}"
