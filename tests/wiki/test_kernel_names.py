@@ -92,3 +92,29 @@ def test_amd_spellings_preshuffle_and_f4(repo: GitRepo, tmp_path: Path) -> None:
         fp4 = store.search("When did the first assembly FP4 GEMM for gfx950 land?", k=1)
     assert shuffled[0].id == f"ROCm/aiter@{pre[:12]}"
     assert fp4[0].id == f"ROCm/aiter@{f4[:12]}"
+
+
+def test_a_question_about_a_move_does_not_weigh_move_commits_down(repo: GitRepo, tmp_path: Path) -> None:
+    """aiter's "Asm extend chip arch (#332)" moved hsa/*.co into hsa/gfx942/ and hsa/gfx950/: a move, and the answer."""
+    kernels = [f"{kind}_{i}.co" for kind in ("pa_bf16", "fmoe_int8", "mla_dec") for i in range(4)]
+    repo.commit("Add asm kernels", {f"hsa/{name}": CO for name in kernels}, date="2025-03-01T00:00:00Z")
+    for path in kernels:
+        for chip in ("gfx942", "gfx950"):
+            repo.write(f"hsa/{chip}/{path}", CO)
+        (repo.path / "hsa" / path).unlink()
+    moved = repo.commit("Asm extend chip arch (#332)", date="2025-05-01T00:00:00Z")
+    repo.commit("Enable gfx942 FA fwd asm kernels (#619)", {"hsa/gfx942/fmha_v3_fwd/fwd_hd128_bf16.co": CO},
+                date="2025-07-10T00:00:00Z")
+    repo.commit("Update gfx942 & gfx950 PA asm kernels (#900)", {"hsa/gfx942/pa_bf16_0.co": b"\x7fELF\x03",
+                "hsa/gfx950/pa_bf16_0.co": b"\x7fELF\x03"}, date="2025-09-10T00:00:00Z")
+    for i in range(24):  # unrelated history, so that the words asked about are rare, as in a real repository
+        repo.commit(f"Tune the rmsnorm HIP kernel, round {i} (#{1100 + i})", {f"csrc/kernels/rmsnorm_{i}.cu": "// r\n"},
+                    date=f"2025-12-{1 + i:02d}T00:00:00Z")
+    repo.commit("Add gfx950 fmoe int8 asm kernels (#950)", {"hsa/gfx950/fmoe_int8_9.co": CO}, date="2025-10-01T00:00:00Z")
+    repo.commit("gfx942 mla asm kernel update (#1000)", {"hsa/gfx942/mla_dec_1.co": b"\x7fELF\x05"},
+                date="2025-11-01T00:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
+        GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
+        assert store.get(f"ROCm/aiter@{moved[:12]}").stats.get("mechanical") == 1
+        hits = store.search("Which commit moved the assembly kernels into per-chip folders for gfx942 and gfx950?", k=2)
+    assert hits[0].id == f"ROCm/aiter@{moved[:12]}"

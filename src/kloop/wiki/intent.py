@@ -27,6 +27,9 @@ INTRO_WORDS = frozenset(
     ["added", "add", "introduced", "introduce", "introduces", "introducing", "first", "initial", "land",
      "landed", "new", "when", "enabled", "integrated", "brought", "released"]
 )
+# A question about a move or rename asks for the commit a history question otherwise weighs down.
+MOVE_WORDS = frozenset(["moved", "move", "moving", "renamed", "rename", "relocated", "reorganized", "reorganised",
+                        "restructured"])
 # Words that name the question, not the answer: dropped from history queries.
 QUESTION_ONLY = frozenset(["commit", "commits", "pr", "prs", "history"])
 
@@ -41,6 +44,7 @@ class Intent:
     intro_boost: float = 0.0
     vendor: str | None = None  # the vendor the question names (MI300, gfx950, mfma -> amd)
     repo: str | None = None  # a repository the question names (lower-case short name)
+    moves: bool = False  # the question asks about a move or rename: such commits are not down-weighted
 
 
 # Scores multiply: a card's score under a history question, an entry that adds kernel files
@@ -75,5 +79,5 @@ def read_intent(query: str, aliases: AliasTable | None = None) -> Intent:
     return Intent(
         history=history, introduction=intro,
         card_factor=CARD_FACTOR_HISTORY if history else 1.0, intro_boost=INTRO_BOOST if intro else 0.0,
-        vendor=vendor, repo=repo,
+        vendor=vendor, repo=repo, moves=history and bool(words & MOVE_WORDS),
     )

@@ -187,7 +187,7 @@ class FtsSearch:
                     factor *= 1.0 + intent.intro_boost
                 if when:  # the older of two close candidates is likelier the one that introduced it
                     factor *= 1.0 + DATE_BOOST * (1.0 - order[when])
-            if intent.history and '"git:mechanical"' in labels:
+            if intent.history and not intent.moves and '"git:mechanical"' in labels:
                 factor *= MECHANICAL_FACTOR
             if kind not in ("card", "doc") and breadth and breadth > BREADTH_FROM:
                 factor /= 1.0 + BREADTH_PENALTY * math.log2(breadth / BREADTH_FROM)
