@@ -118,3 +118,19 @@ def test_a_question_about_a_move_does_not_weigh_move_commits_down(repo: GitRepo,
         assert store.get(f"ROCm/aiter@{moved[:12]}").stats.get("mechanical") == 1
         hits = store.search("Which commit moved the assembly kernels into per-chip folders for gfx942 and gfx950?", k=2)
     assert hits[0].id == f"ROCm/aiter@{moved[:12]}"
+
+
+def test_the_first_of_two_commits_spelling_the_question_is_its_introduction(repo: GitRepo, tmp_path: Path) -> None:
+    """aiter's "add mla for prefill (#266)" created the MLA prefill asm kernel; a newer commit names MLA, asm, prefill."""
+    first = repo.commit("add mla for prefill (#266)", {"hsa/mla/mla_pfl_a16w16_bf16_causal.co": CO,
+                        "csrc/py_itfs_cu/asm_mla.cu": "// mla\n"}, date="2025-04-08T00:00:00Z")
+    for i in range(24):
+        repo.commit(f"Tune the rmsnorm HIP kernel, round {i} (#{300 + i})", {f"csrc/kernels/rmsnorm_{i}.cu": "// r\n"},
+                    date=f"2025-{5 + i // 12:02d}-{1 + i % 12:02d}T00:00:00Z")
+    repo.commit("feat(mla_prefill): enable asm mla_prefill with persistent mode (#1800)",
+                {"hsa/gfx942/mla/mla_a16w16_ps.co": CO},
+                date="2026-01-19T00:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
+        GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
+        hits = store.search("When was the MLA prefill assembly kernel added?", k=2)
+    assert hits[0].id == f"ROCm/aiter@{first[:12]}"

@@ -47,8 +47,10 @@ def rank_function(weights: tuple[float, ...]) -> str:
 EXPANSION_WEIGHT = 0.25
 # Another spelling of what was typed (asm for assembly, fwd for forward) counts this much.
 SYNONYM_WEIGHT = 0.25
-# Introduction questions: the oldest candidate counts up to this much more than the newest.
-DATE_BOOST = 0.6
+# Introduction questions: the oldest candidate counts up to this much more than the newest (0.6 until
+# 2026-12-02b; 0.8 / 1.0 / 1.2 / 1.5: held AMD r@1 0.500 -> 0.571 / 0.571 / 0.643 / 0.643, fresh NVIDIA r@1
+# 0.640 -> 0.680 / 0.640 / 0.680 / 0.680; 1.2 cost fresh2 AMD r@1, 1.5 tune r@1).
+DATE_BOOST = 0.8
 # A commit whose path words run past BREADTH_FROM characters (a release, a tree-wide cleanup)
 # matches everything a little: divide by 1 + penalty * log2(length / BREADTH_FROM).
 BREADTH_FROM = 400
