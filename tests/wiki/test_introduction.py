@@ -104,3 +104,19 @@ def test_the_oldest_commit_whose_created_file_spells_the_question_is_the_introdu
         GitIngester(store).ingest(repo.path, repo="NVIDIA/cutlass")
         hits = store.search("When was the CuTe DSL for Python released?", k=3)
     assert hits[0].id == f"NVIDIA/cutlass@{release[:12]}"  # not the newer commits that name it, or create under it
+
+
+def test_the_first_creator_is_the_earliest_in_utc_whatever_offsets_the_dates_carry(repo: GitRepo, tmp_path: Path) -> None:
+    """DeepGEMM's "Add SM90 kernels (#200)" landed at 17:00+08:00, "Add SM100 kernels (#201)" at 02:07-07:00 the same
+    day: seven minutes LATER, though its date string sorts first."""
+    sm90 = repo.commit("Add SM90 kernels (#200)", {"deep_gemm/include/sm90_fp8_mqa_logits.cuh": "// 90\n"},
+                       date="2025-09-29T17:00:23+08:00")
+    sm100 = repo.commit("Add SM100 kernels (#201)", {"deep_gemm/include/sm100_fp8_mqa_logits.cuh": "// 100\n"},
+                        date="2025-09-29T02:07:28-07:00")
+    for i in range(12):
+        repo.commit(f"Tune the grouped GEMM heuristics, round {i} (#{210 + i})", {f"deep_gemm/jit/tune_{i}.py": "# t\n"},
+                    date=f"2025-10-{1 + i:02d}T00:00:00+08:00")
+    with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
+        GitIngester(store).ingest(repo.path, repo="deepseek-ai/DeepGEMM")
+        hits = store.search("When did the FP8 MQA logits kernels land?", k=2)
+    assert [h.id for h in hits] == [f"deepseek-ai/DeepGEMM@{sm90[:12]}", f"deepseek-ai/DeepGEMM@{sm100[:12]}"]

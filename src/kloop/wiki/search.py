@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from datetime import UTC, datetime
+from functools import lru_cache
 
 from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, tokens_of
@@ -96,7 +98,19 @@ def snippet(body: str, terms: list[str], width: int = 160) -> str:
     return ("…" if start else "") + marked + ("…" if start + width < len(text) else "")
 
 
-def _first_creator(files: dict[int, float], dates: dict[int, str | None]) -> int | None:
+@lru_cache(maxsize=65536)
+def instant(date: str | None) -> float | None:
+    """Seconds since the epoch of an ISO date (offsets honoured: 02:07-07:00 is after 17:00+08:00), None if unreadable."""
+    if not date:
+        return None
+    try:
+        parsed = datetime.fromisoformat(date)
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+def _first_creator(files: dict[int, float], dates: dict[int, float | None]) -> int | None:
     """The oldest candidate among those whose created files spell the question best: the introduction."""
     best = max(files.values(), default=0.0)
     if best < FIRST_MIN:
@@ -171,12 +185,13 @@ class FtsSearch:
         # a created file is asked for by the question's specific words: "kernel" names no file
         named = wanted([g for g in title_groups or [] if not (len(g) == 1 and g[0][0] in GENERIC_WORDS)],
                        splitter_for(self.aliases).split)
-        dates = sorted(r[5] for r in rows if r[5])
+        when_of = {r[0]: instant(r[5]) for r in rows}  # author dates carry their own offsets: compare in UTC
+        dates = sorted({w for w in when_of.values() if w is not None})
         order = {d: i / max(1, len(dates) - 1) for i, d in enumerate(dates)}
         # the file asked about, created among others: each created file scored on its own
         files = {r[0]: file_coverage(r[8].split("\n"), named) for r in rows if r[8] and r[1] not in ("card", "doc")}
-        first = _first_creator(files, {r[0]: r[5] for r in rows})
-        for rowid, kind, labels, vendor, repo, when, breadth, title, _ in rows:
+        first = _first_creator(files, when_of)
+        for rowid, kind, labels, vendor, repo, _, breadth, title, _ in rows:
             factor = 1.0
             if title_groups and kind not in ("card", "doc"):
                 factor *= (1.0 + TITLE_BONUS * title_coverage(title, want)) * (1.0 + FILE_BONUS * files.get(rowid, 0.0))
@@ -187,8 +202,8 @@ class FtsSearch:
             elif intent.introduction:
                 if '"git:adds-kernel-files"' in labels:
                     factor *= 1.0 + intent.intro_boost
-                if when:  # the older of two close candidates is likelier the one that introduced it
-                    factor *= 1.0 + DATE_BOOST * (1.0 - order[when])
+                if when_of[rowid] is not None:  # the older of two close candidates is likelier the introduction
+                    factor *= 1.0 + DATE_BOOST * (1.0 - order[when_of[rowid]])
             if intent.history and not intent.moves and '"git:mechanical"' in labels:
                 factor *= MECHANICAL_FACTOR
             if kind not in ("card", "doc") and breadth and breadth > BREADTH_FROM:
