@@ -120,3 +120,19 @@ def test_the_first_creator_is_the_earliest_in_utc_whatever_offsets_the_dates_car
         GitIngester(store).ingest(repo.path, repo="deepseek-ai/DeepGEMM")
         hits = store.search("When did the FP8 MQA logits kernels land?", k=2)
     assert [h.id for h in hits] == [f"deepseek-ai/DeepGEMM@{sm90[:12]}", f"deepseek-ai/DeepGEMM@{sm100[:12]}"]
+
+
+def test_an_auxiliary_verb_is_no_word_a_file_must_spell(repo: GitRepo, tmp_path: Path) -> None:
+    """"When WERE the FP8 MQA logits kernels added?": no file is named 'were', so the first creator still counts."""
+    first = repo.commit("Add SM90 kernels (#200)", {"deep_gemm/include/sm90_fp8_mqa_logits.cuh": "// 90\n",
+                        **{f"deep_gemm/include/sm90_variant_{i}.cuh": "// v\n" for i in range(60)}},
+                        date="2025-09-29T17:00:23+08:00")
+    for i in range(12):
+        repo.commit(f"Tune the grouped GEMM heuristics, round {i} (#{210 + i})", {f"deep_gemm/jit/tune_{i}.py": "# t\n"},
+                    date=f"2025-10-{1 + i:02d}T00:00:00+08:00")
+    repo.commit("Add paged FP8 MQA logits kernels (#230)\n\nFP8 MQA logits kernels for a paged KV cache: the MQA logits of the indexer.", {"deep_gemm/include/sm90_fp8_mqa_logits.cuh": "// 90 b\n",
+                "deep_gemm/include/sm90_paged_fp8_mqa_logits.cuh": "// p\n"}, date="2025-11-19T00:00:00+08:00")
+    with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
+        GitIngester(store).ingest(repo.path, repo="deepseek-ai/DeepGEMM")
+        hits = store.search("When were the FP8 MQA logits kernels added?", k=1)
+    assert hits[0].id == f"deepseek-ai/DeepGEMM@{first[:12]}"

@@ -79,6 +79,8 @@ MAX_ALTERNATIVES = 16
 ROW_BUDGET = 2500
 PRUNE_FROM_ENTRIES = 20000
 KINDS = ("pr", "commit", "card", "doc")
+# Auxiliary verbs: no title or file name spells them (kept in the BM25 terms, where dropping them tied).
+AUXILIARIES = frozenset(["were", "did", "has", "have", "had", "been", "being"])
 # Words every kernel-history question may say, so no created file is asked for by them.
 GENERIC_WORDS = frozenset(["kernel", "kernels"])
 VENDORS = ("nvidia", "amd", "any")
@@ -160,7 +162,8 @@ class FtsSearch:
 
     def _title_groups(self, query: str) -> list[list[list[str]]]:
         """The question's content words as groups of spellings (an alias span: all its synonyms)."""
-        tokens = [t for t in tokens_of(query) if t not in STOPWORDS and t not in HISTORY_WORDS and t not in INTRO_WORDS]
+        tokens = [t for t in tokens_of(query) if t not in STOPWORDS and t not in HISTORY_WORDS and t not in INTRO_WORDS
+                  and t not in AUXILIARIES]
         groups: list[list[list[str]]] = []
         covered: set[int] = set()
         for a, b, typed, synonyms, _ in self.aliases.expansion_groups(tokens):
