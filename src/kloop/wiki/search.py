@@ -31,7 +31,7 @@ from kloop.wiki.intent import (
     Intent,
     read_intent,
 )
-from kloop.wiki.query import STOPWORDS, parse_query
+from kloop.wiki.query import STOPWORDS, parse_query, quote
 from kloop.wiki.schema import Hit, Source
 
 # bm25 column weights: title, labels (tags, techniques, arch, findings), body, changed paths,
@@ -79,6 +79,10 @@ MAX_ALTERNATIVES = 16
 ROW_BUDGET = 2500
 PRUNE_FROM_ENTRIES = 20000
 KINDS = ("pr", "commit", "card", "doc")
+# Introduction questions: the oldest MAKERS entries whose created files spell all of at least MAKERS_MIN_GROUPS
+# content groups join the candidates.
+MAKERS = 5
+MAKERS_MIN_GROUPS = 2
 # Auxiliary verbs: no title or file name spells them (kept in the BM25 terms, where dropping them tied).
 AUXILIARIES = frozenset(["were", "did", "has", "have", "had", "been", "being"])
 # Words every kernel-history question may say, so no created file is asked for by them.
@@ -156,9 +160,44 @@ class FtsSearch:
             weights = INTRO_COLUMN_WEIGHTS if intent.introduction else COLUMN_WEIGHTS
             for rowid, rank in self._rank(" OR ".join(kept), where, params, pool, capped, budget, query, weights):
                 scores[rowid] = scores.get(rowid, 0.0) - weight * rank
-        self._weigh(scores, intent, self._title_groups(query) if intent.history else [])
+        title_groups = self._title_groups(query) if intent.history else []
+        if intent.introduction and (makers := self._first_makers(title_groups, where, params, scores)):
+            # the oldest commits whose created files spell every word asked about join the candidates,
+            # scored by the same passes: a short first commit BM25 ranks below hundreds of reworks
+            for phrases, weight, _ in passes:
+                if phrases:
+                    for rowid, rank in self._rank_rows(" OR ".join(phrases), makers, INTRO_COLUMN_WEIGHTS):
+                        scores[rowid] = scores.get(rowid, 0.0) - weight * rank
+        self._weigh(scores, intent, title_groups)
         top = sorted(scores.items(), key=lambda item: -item[1])[:k]
         return self._hits(top, parsed.terms)
+
+    def _first_makers(
+        self, groups: list[list[list[str]]], where: str, params: list[str], scores: dict[int, float]
+    ) -> list[int]:
+        """The oldest entries, not yet candidates, whose created files spell every group a file can spell."""
+        named = [g for g in groups if not (len(g) == 1 and g[0][0] in GENERIC_WORDS)]
+        if len(named) < MAKERS_MIN_GROUPS:
+            return []
+        expression = " AND ".join(
+            "added : (" + " OR ".join(quote(spelling) for spelling in group if spelling) + ")" for group in named
+        )
+        join = "JOIN entry_filters e ON e.rowid = entries_fts.rowid " if where else ""
+        sql = (
+            f"SELECT entries_fts.rowid FROM entries_fts JOIN entries d ON d.rowid = entries_fts.rowid {join}"
+            f"WHERE entries_fts MATCH ? {where} AND d.date IS NOT NULL ORDER BY julianday(d.date) LIMIT ?"
+        )
+        rows = self._execute(sql, [expression, *params, MAKERS], expression)
+        return [r[0] for r in rows if r[0] not in scores]
+
+    def _rank_rows(self, expression: str, rowids: list[int], weights: tuple[float, ...]) -> list[tuple[int, float]]:
+        """(rowid, bm25) of these rows under `expression`."""
+        marks = ", ".join("?" * len(rowids))
+        sql = (
+            f"SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH ? "
+            f"AND rank MATCH '{rank_function(weights).replace('entries_fts, ', '')}' AND rowid IN ({marks})"
+        )
+        return self._execute(sql, [expression, *rowids], expression)
 
     def _title_groups(self, query: str) -> list[list[list[str]]]:
         """The question's content words as groups of spellings (an alias span: all its synonyms)."""
