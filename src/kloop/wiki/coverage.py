@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kloop.wiki.aliases import tokens_of
 
@@ -46,31 +47,38 @@ def wanted(groups: list[Group], split: Callable[[str], tuple[str, ...]] | None =
     )
 
 
-def _tokens(text: str, want: Wanted) -> list[str]:
+@dataclass(frozen=True)
+class _Words:
+    """A title's or path's words, read once and kept: the same created files are weighed search after search."""
+
+    stems: frozenset[str]
+    whole: frozenset[str]
+    joined: str  # " a b c " of the stems, for multi-word spellings
+
+
+@lru_cache(maxsize=65536)
+def _read(text: str, split: Callable[[str], tuple[str, ...]] | None) -> _Words:
     tokens = tokens_of(text)
-    if want.split is None:
-        return tokens
-    return [*tokens, *(piece for token in tokens for piece in want.split(token))]
+    if split is not None:
+        tokens += [piece for token in tokens for piece in split(token)]
+    stems = [w[:STEM] for w in tokens]
+    return _Words(frozenset(stems), frozenset(tokens), " " + " ".join(stems) + " ")
 
 
-def _covered(words: list[str], want: Wanted) -> int:
-    """How many groups the word sequence spells."""
-    stems = {w[:STEM] for w in words}
-    whole = set(words)
-    joined = ""
+def _covered(words: _Words, want: Wanted) -> int:
+    """How many groups the words spell."""
     n = 0
     for singles, runs, phrases in zip(want.singles, want.runs, want.phrases, strict=True):
-        if not singles.isdisjoint(stems) or not runs.isdisjoint(whole):
+        if not singles.isdisjoint(words.stems) or not runs.isdisjoint(words.whole):
             n += 1
         elif phrases:
-            joined = joined or " " + " ".join(w[:STEM] for w in words) + " "
-            n += any(p in joined for p in phrases)
+            n += any(p in words.joined for p in phrases)
     return n
 
 
 def title_coverage(title: str, want: Wanted) -> float:
     """Share of the question's content groups the title spells."""
-    return _covered(_tokens(title, want), want) / len(want) if len(want) else 0.0
+    return _covered(_read(title, want.split), want) / len(want) if len(want) else 0.0
 
 
 def file_coverage(files: list[str], want: Wanted) -> float:
@@ -79,7 +87,7 @@ def file_coverage(files: list[str], want: Wanted) -> float:
         return 0.0
     best = 0
     for path in files[:MAX_FILES]:
-        best = max(best, _covered(_tokens(path.rsplit(".", 1)[0] if "." in path[-8:] else path, want), want))
+        best = max(best, _covered(_read(path.rsplit(".", 1)[0] if "." in path[-8:] else path, want.split), want))
         if best == len(want):
             break
     return best / len(want)
