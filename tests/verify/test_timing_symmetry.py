@@ -40,3 +40,30 @@ def test_every_timed_box_gets_the_same_batches(tmp_path: Path, monkeypatch: pyte
     assert set(seen) == {"candidate", "baseline"}, seen.keys()
     assert any(noop for noop, _ in seen["baseline"]), "the harness cost was not measured"
     assert seen["candidate"] == seen["baseline"]
+
+
+def test_the_supervisor_checks_outputs_only_after_the_last_round(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The float64 reference of a re-checked call once ran right after the candidate's batch, so the
+    box timed next started on caches the supervisor had just used; now no box's batch follows it."""
+    events: list[str] = []
+    real_send, real_reference = timed.send_batch, timed.WorkloadJudge.reference_outputs
+
+    def observed(box: Any, *args: Any, **kwargs: Any) -> Any:
+        events.append("batch")
+        return real_send(box, *args, **kwargs)
+
+    def reference(self: Any, *args: Any, **kwargs: Any) -> Any:
+        events.append("reference")
+        return real_reference(self, *args, **kwargs)
+
+    monkeypatch.setattr(timed, "send_batch", observed)
+    monkeypatch.setattr(timed.WorkloadJudge, "reference_outputs", reference)
+    task = load_task(TASK)
+    write_solution_dir(task.baseline_or_reference(), tmp_path / "same")
+    options = VerifyOptions(device="cpu", heldout=1, rounds=4, workloads=1, log_dir=tmp_path / "logs",
+                            cache_dir=tmp_path / "cache")  # fmt: skip
+    result = verify(task, tmp_path / "same", options)
+    assert result.status is VerifyStatus.PASSED, result.reasons
+    timing = events[events.index("batch"):]  # correctness computed its references before any timing batch
+    assert "reference" in timing, "no timed call was re-checked"
+    assert "batch" not in timing[timing.index("reference"):], timing

@@ -186,6 +186,16 @@ def calibrate(box: SandboxProcess, judge: WorkloadJudge, workloads: list[Workloa
     return out
 
 
+@dataclass(frozen=True)
+class Picked:
+    """One timed call chosen for a re-check: where it was, what went in, what came out."""
+
+    round: int
+    call: int
+    inputs: dict[str, Any]
+    outputs: list[Any]
+
+
 class TimingSession:
     """Times the listed workloads; records timed_outputs, wall_clock and physics_floor in `book`."""
 
@@ -239,6 +249,7 @@ class TimingSession:
                 self._batch(label, axes, warm, where)
         cost = self._harness_cost(workload, axes, count, overhead.of(count))
         picks_left = recheck_count(self.plan.recheck, sum(_nbytes(s) for s in self.judge.output_specs(axes)))
+        picked: list[Picked] = []
         for r in range(self.plan.rounds):
             calls = fresh_calls(self.judge, workload, f"round{r}", count)
             for label in self._order():
@@ -249,7 +260,8 @@ class TimingSession:
                     self._cross_check(sum(reply["times_ns"]), took["wall"], where)
                     want = math.ceil(picks_left / (self.plan.rounds - r))
                     picks_left -= want
-                    self._recheck(calls, outs, reply, axes, where, want, r)
+                    picked += self._pick(calls, outs, reply, axes, where, want, r)
+        self._recheck(picked, axes, where)  # after the rounds: no box's batch follows the supervisor's reference work
         self._record(workload, result, timing, axes, where, count)
 
     def _harness_cost(self, workload: Workload, axes: dict[str, int], count: int, fallback: float) -> float:
@@ -300,9 +312,14 @@ class TimingSession:
                 raise _Stop
         return took, reply, outs
 
-    def _recheck(self, calls: list[dict[str, Any]], outs: dict[str, Any], reply: dict[str, Any], axes: dict[str, int],
-                 where: str, want: int, round_index: int) -> None:  # fmt: skip
-        """Every call's outputs came back stacked; compare those of calls picked now against the reference."""
+    def _pick(self, calls: list[dict[str, Any]], outs: dict[str, Any], reply: dict[str, Any], axes: dict[str, int],
+              where: str, want: int, round_index: int) -> list[Picked]:  # fmt: skip
+        """Every call's outputs came back stacked; keep those of calls picked now, with secret randomness.
+
+        They are compared with the reference only after the last round (`_recheck`): computed here,
+        the float64 reference ran between the candidate's batch and the next box's, and that box
+        alone started on caches the supervisor had just used.
+        """
         import torch
 
         specs = self.judge.output_specs(axes)
@@ -318,11 +335,16 @@ class TimingSession:
             self.book.failed("timed_outputs", f"{where}: timing round {round_index}: calls {list(bad)[:3]} returned "
                                               "outputs of the wrong type, shape or dtype")  # fmt: skip
             raise _Stop
-        for i in self.rng.sample(range(len(calls)), min(want, len(calls))):
-            ref = self.judge.reference_outputs(calls[i], axes, where)
-            ok, detail = self.judge.compare_outputs([outs[f"out{j}"][i] for j in range(len(specs))], ref)
+        return [Picked(round_index, i, calls[i], [outs[f"out{j}"][i] for j in range(len(specs))])
+                for i in self.rng.sample(range(len(calls)), min(want, len(calls)))]  # fmt: skip
+
+    def _recheck(self, picked: list[Picked], axes: dict[str, int], where: str) -> None:
+        """The picked calls' outputs against the reference on the same inputs."""
+        for pick in picked:
+            ref = self.judge.reference_outputs(pick.inputs, axes, where)
+            ok, detail = self.judge.compare_outputs(pick.outputs, ref)
             if not ok:
-                self.book.failed("timed_outputs", f"{where}: call {i} of timing round {round_index}: {detail}")
+                self.book.failed("timed_outputs", f"{where}: call {pick.call} of timing round {pick.round}: {detail}")
                 raise _Stop
 
     def _cross_check(self, claimed_ns: int, wall_ns: int, where: str) -> None:
