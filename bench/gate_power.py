@@ -101,7 +101,7 @@ def summary(rows: list[dict[str, object]], args: argparse.Namespace) -> str:
     """The table docs/benchmarks.md shows: both rates, with and without the between-box term, per phase."""
     lines = [f"rule: {SPEED_RULE.confidence:.1%} one-sided lower bound > {SPEED_RULE.min_gain}, second look "
              f"x{SPEED_RULE.confirm_factor} rounds; between-box sd {BOX_SD}; gain {args.gain}; {args.rounds} rounds",
-             "| phase | A/A accepted | gain detected | without the box term: A/A / gain | gain as measured (median) "
+             "| phase | A/A accepted | gain detected | without the box term: A/A / gain | reported gain (median) "
              "| second looks A/A / gain | median s per decision A/A / gain | median load |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
     for loaded in (False, True):
