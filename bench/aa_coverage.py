@@ -53,12 +53,12 @@ def stop_load(procs: list[subprocess.Popen[bytes]]) -> None:
         p.wait()
 
 
-def one(task_dir: Path, workdir: Path, workloads: int | None) -> dict[str, object]:
+def one(task_dir: Path, workdir: Path, workloads: int | None, device: str = "cpu") -> dict[str, object]:
     task = load_task(task_dir)
     sol_dir = workdir / task_dir.name
     if not sol_dir.exists():
         write_solution_dir(task.baseline_or_reference(), sol_dir)
-    options = VerifyOptions(device="cpu", heldout=1, workloads=workloads, prestart=True, log_dir=workdir / "logs")
+    options = VerifyOptions(device=device, heldout=1, workloads=workloads, prestart=True, log_dir=workdir / "logs")
     t0 = time.perf_counter()
     result = verify(task, sol_dir, options)
     took = time.perf_counter() - t0
@@ -98,6 +98,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=Path, nargs="*", default=TASKS)
     parser.add_argument("--workloads", type=int, default=None, help="verify only the first N workloads")
     parser.add_argument("--quick", action="store_true", help="20 runs, 2 workloads each")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda for the GPU examples (bench/device_check.sh)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.quick:
@@ -109,7 +110,7 @@ def main() -> None:
         for i in range(args.runs):
             if not load and i >= args.load_at * args.runs:
                 load = start_load()
-            row = one(args.tasks[i % len(args.tasks)], work, args.workloads)
+            row = one(args.tasks[i % len(args.tasks)], work, args.workloads, args.device)
             row["loaded"] = bool(load)
             rows.append(row)
             print(json.dumps(row), flush=True)

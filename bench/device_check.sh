@@ -8,9 +8,10 @@
 #      (CUDA events, L2 flush, persisting-L2 reset, device-wide sync, A-B vs the baseline)
 #   3. the GPU red team: side stream, L2-persistence carve-out, lazy launch, pointer cache
 #   4. every other gpu-marked test in the suite (when pytest is installed there)
-#   5. the loop on the GPU example (examples/rmsnorm_bf16 with its replay campaign), last: a run
+#   5. A/A verifications of the GPU example (coverage, and the between-box spread on a GPU)
+#   6. the loop on the GPU example (examples/rmsnorm_bf16 with its replay campaign), last: a run
 #      cut short by the command's limit still leaves the steps above under $OUT
-#   6. a summary table
+#   7. a summary table
 set -u
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$(mktemp -d -t kloop-device-XXXX)}"
@@ -46,6 +47,10 @@ if "$PY" -c "import pytest" 2>/dev/null; then
 else
   printf 'gpu_tests\tskipped (no pytest)\t0\n' >> "$STATUS"
 fi
+# A/A on the GPU (wall clock): the CI must contain 1.0, and the spread between pairs of boxes is
+# what kloop.verify.stats.BOX_SD should be there (measured on CPUs only so far)
+step gpu_aa 150 "$PY" bench/aa_coverage.py --device cuda --tasks examples/rmsnorm_bf16 --runs 10 --load-at 1 \
+  --json "$OUT/gpu_aa.json"
 step gpu_loop 150 "$PY" -m kloop.cli run examples/rmsnorm_bf16 \
   --writer replay:examples/campaigns/rmsnorm_bf16.jsonl --reviewer rules --stages research,iterate,tune \
   --device cuda --out "$OUT/gpu_loop"
