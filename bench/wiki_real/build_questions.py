@@ -5,7 +5,8 @@ the answer is that command's FIRST output line (a full sha). Re-run this after f
 mirrors: `python bench/wiki_real/build_questions.py --mirrors /work/.mirror`.
 Questions were written before retrieval was tuned; every third one (index % 3 == 2) is held back.
 FRESH (split "fresh") was written later, before any further change, and is never tuned on;
-FRESH2 (split "fresh2") later still, before the next session changed anything.
+FRESH2 (split "fresh2") later still, before the next session changed anything; FRESH3 (split
+"fresh3") by a third session, committed before it was first scored, and never used to change retrieval.
 """
 
 from __future__ import annotations
@@ -245,6 +246,58 @@ FRESH2 = [
 ]
 
 
+# The third fresh set (split "fresh3"): written on 2026-12-02 by a third session, after fresh2 had
+# been used as a gate, and committed alone before it was scored. No retrieval change is made with
+# it: its score is the blind number of the code it was first scored on. No answer is shared with
+# the first 171 (checked by sha), and none asks about a thing they ask about. Both forms again:
+# file creation (--diff-filter=A) and the first diff that adds an identifier (-S, never on the
+# ROCm/triton snapshot, which cannot run pickaxe).
+FRESH3 = [
+    # ROCm/aiter
+    ("ROCm/aiter", "Which commit added an activation kernel that fuses SiLU, the gate multiply and a scaling factor?", pickaxe("scaled_silu_and_mul", "aiter", "csrc")),
+    ("ROCm/aiter", "Which commit added the fp8 fused-MoE assembly kernels that apply the top-k routing weight in the first GEMM instead of the second?", pickaxe("fmoe_g1u1_tkw1", "aiter", "csrc")),
+    ("ROCm/aiter", "Where did aiter get an MLA decode kernel written with HipKittens for models with 128 heads?", added("csrc/kernels/mla/hk")),
+    ("ROCm/aiter", "When did composable_kernel's flash attention first become callable as an aiter op?", added("aiter/ops/mha.py")),
+    ("ROCm/aiter", "Which commit added a paged attention path for SGLang's ragged KV-cache layout?", added("csrc/kernels/attention_ragged.cu")),
+    ("ROCm/aiter", "When did aiter first ship an all-reduce implemented in hand-written assembly?", added("csrc/include/communication_asm.h")),
+    ("ROCm/aiter", "What added a Triton kernel that computes a whole feed-forward block (gate/up GEMM, activation, down GEMM) end to end?", added("aiter/ops/triton/ff_a16w16.py")),
+    ("ROCm/aiter", "When was a kernel added for Qwen-VL that fuses Q/K normalization, multimodal rotary embedding and quantized KV-cache writes?", added("csrc/kernels/fused_qk_norm_mrope_cache_quant.cu")),
+    ("ROCm/aiter", "When did aiter first ship version-4 flash-attention forward assembly kernels?", added("hsa/gfx942/fmha_v4_fwd")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "When did CK get a 4-bit integer type that kernels can compute with?", pickaxe("int4_t", "include")),
+    ("ROCm/composable_kernel", "What first fused layer normalization into a GEMM as a single CK kernel?", pickaxe("DeviceGemmLayerNorm_Xdl_CShuffle", "include")),
+    ("ROCm/composable_kernel", "When did the universal GEMM gain a split-K variant whose partial results are summed by a separate reduction?", pickaxe("DeviceGemm_Xdl_CShuffleV3R1", "include")),
+    ("ROCm/composable_kernel", "Which commit added a standalone tensor permute (transpose) device operation to CK?", pickaxe("DevicePermute", "include")),
+    ("ROCm/composable_kernel", "When could CK compute the input gradient of layer normalization and group normalization?", added("example/53_layernorm2d_bwd")),
+    ("ROCm/composable_kernel", "Which commit first added per-channel int8 quantized GEMM and convolution to composable_kernel?", added("example/14_gemm_quantization")),
+    ("ROCm/composable_kernel", "When did CK add a fused kernel that runs two back-to-back 1x1 convolutions?", added("example/41_grouped_conv_conv_fwd")),
+    # ROCm/triton
+    ("ROCm/triton", "What moved the AMD backend into Triton's own tree under third_party?", added("third_party/amd/backend/compiler.py")),
+    ("ROCm/triton", "Which commit made the AMD Triton backend parse and use its gfx target name consistently?", added("third_party/amd/lib/TritonAMDGPUToLLVM/TargetUtils.cpp")),
+    ("ROCm/triton", "When did Triton kernels on AMD GPUs get libdevice math functions?", added("python/triton/language/extra/hip")),
+    ("ROCm/triton", "When did ROCm's Triton perf kernels first include a split-K attention kernel for decoding?", added("python/perf-kernels/06-attention-decode.py")),
+    ("ROCm/triton", "Which commit brought the AMDGCN control-flow-graph and layout plotting tools to the main_perf branch?", added("python/perf-kernels/tools/amdgcn-cfg")),
+    ("ROCm/triton", "When was a CI check for matmul performance regressions added to ROCm's Triton perf kernels?", added("python/perf-kernels/tools/tune_gemm/test_regression.py")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "When did flashinfer support cascade attention with more than two levels of shared prefixes?", pickaxe("MultiLevelCascadeAttentionWrapper", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "Which commit changed how flashinfer's prefill kernel arranges its warps for short query lengths, to speed up GQA?", added("include/flashinfer/attention/warp_layout.cuh")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add an RMSNorm kernel fused with the residual addition?", pickaxe("fused_add_rmsnorm", "include", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "Which commit added rotary embeddings with Llama 3.1's frequency scaling?", pickaxe("apply_llama31_rope", "include", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add a cuDNN-based attention backend?", added("csrc/cudnn_sdpa_kernel_launcher.cu")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "When did CUTLASS add an example that fuses softmax with a GEMM?", added("examples/35_gemm_softmax")),
+    ("NVIDIA/cutlass", "Which CUTLASS release first showed fusing two back-to-back GEMMs or convolutions into one kernel?", added("examples/13_two_tensor_op_fusion")),
+    ("NVIDIA/cutlass", "Which commit added the example that runs general tensor contractions (GETT) with CUTLASS 3's Hopper GEMM kernels?", added("examples/51_hopper_gett")),
+    ("NVIDIA/cutlass", "When could the Hopper persistent tile scheduler be told to rasterize along M or along N?", pickaxe("RasterOrderOptions", "include")),
+    ("NVIDIA/cutlass", "Which CUTLASS release added a persistent tile scheduler for grouped GEMM on Hopper?", pickaxe("PersistentTileSchedulerSm90Group", "include")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM stop hand-writing its WGMMA wrappers and use CUTLASS's MMA atoms instead?", pickaxe("mma_sm90_gmma_ext")),
+    ("deepseek-ai/DeepGEMM", "Which commit made the contiguous grouped GEMM skip the padded rows of experts whose M is not block-aligned?", pickaxe("aligned_end")),
+    ("deepseek-ai/DeepGEMM", "When could DeepGEMM launch its JIT kernels through the CUDA driver API, for toolkits older than 12.8?", pickaxe("DG_JIT_USE_DRIVER_API")),
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM add Triton versions of its grouped BF16 GEMMs as legacy kernels?", added("deep_gemm/legacy")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -261,6 +314,7 @@ def main() -> None:
         rows = [(f"q{i + 1:02d}", "held" if i % 3 == 2 else "tune", *q) for i, q in enumerate(Q)]
         rows += [(f"f{i + 1:02d}", "fresh", *q) for i, q in enumerate(FRESH)]
         rows += [(f"g{i + 1:02d}", "fresh2", *q) for i, q in enumerate(FRESH2)]
+        rows += [(f"h{i + 1:02d}", "fresh3", *q) for i, q in enumerate(FRESH3)]
         for qid, split, repo, question, command in rows:
             vendor, folder = REPOS[repo]
             mirror = args.mirrors / folder / "repo"
