@@ -1,6 +1,6 @@
 """KernelWiki on real repository history: recall@1 / recall@5 per repository against `git log --grep`.
 
-    .venv/bin/python bench/wiki_real.py [--mirrors DIR] [--db PATH] [--rebuild] [--split tune|held|fresh|fresh2|all]
+    .venv/bin/python bench/wiki_real.py [--mirrors DIR] [--db PATH] [--rebuild] [--split tune|held|fresh|fresh2|fresh3|all]
                                         [--misses] [--ablate] [--json OUT]
     .venv/bin/python bench/wiki_real.py --speed      # git's passes side by side, then a whole ingest
 
@@ -179,7 +179,7 @@ def main() -> int:
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="folder of clones")
     parser.add_argument("--db", type=Path, default=Path("/tmp/wiki_real.sqlite"))
     parser.add_argument("--rebuild", action="store_true", help="delete the database and ingest again")
-    parser.add_argument("--split", choices=("tune", "held", "fresh", "fresh2", "all"), default="all")
+    parser.add_argument("--split", choices=("tune", "held", "fresh", "fresh2", "fresh3", "all"), default="all")
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5")
     parser.add_argument("--ablate", action="store_true", help="measure each alias row that fires")
     parser.add_argument("--json", type=Path, help="write all numbers here")
@@ -196,7 +196,7 @@ def main() -> int:
     clones = {repo.name: path for preset in ("amd", "nvidia") for repo, path in find_clones(args.mirrors, preset)}
     result: dict[str, object] = {"ingest": ingest, "splits": {}}
     with WikiStore(args.db) as store:
-        for split in (["tune", "held", "fresh", "fresh2"] if args.split == "all" else []) + [args.split]:
+        for split in (["tune", "held", "fresh", "fresh2", "fresh3"] if args.split == "all" else []) + [args.split]:
             qs = [q for q in load_questions(split) if q["repo"] in clones]
             ranks = kloop_ranks(store, qs)
             grep = [rank_of(q["truth"], grep_baseline(clones[q["repo"]], q["question"])) for q in qs]
