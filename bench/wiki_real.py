@@ -1,7 +1,7 @@
 """KernelWiki on real repository history: recall@1 / recall@5 per repository against `git log --grep`.
 
     .venv/bin/python bench/wiki_real.py [--mirrors DIR] [--db PATH] [--rebuild] [--split tune|held|fresh|fresh2|fresh3|all]
-                                        [--misses] [--ablate] [--json OUT]
+                                        [--misses] [--ablate] [--semantic] [--json OUT]
     .venv/bin/python bench/wiki_real.py --speed      # git's passes side by side, then a whole ingest
 
 Questions and method: bench/wiki_real/README.md. The wiki is built the way a user builds it:
@@ -9,17 +9,21 @@ Questions and method: bench/wiki_real/README.md. The wiki is built the way a use
 kloop's shipped cards. A question is answered at k when one of its ground-truth commits is among
 the top k hits. The baseline runs `git log -i --all-match --grep=W...` over the question's content
 words (newest first), falling back to any-word matching when no commit has them all.
+`--semantic` also scores every question through the path `kloop wiki search --semantic` takes
+(`SemanticReranker`: the bundled all-MiniLM-L6-v2 re-ranking BM25's top 30), with its latency.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import resource
 import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from kloop.wiki.aliases import AliasTable, tokens_of
@@ -28,11 +32,14 @@ from kloop.wiki.git_ingest import GitIngester
 from kloop.wiki.presets import find_clones
 from kloop.wiki.provenance import KernelPathRules
 from kloop.wiki.query import STOPWORDS
+from kloop.wiki.schema import Hit
 from kloop.wiki.store import WikiStore
 from kloop.wiki.topics import build_topics
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "wiki_real" / "questions.jsonl"
+Search = Callable[[str], list[Hit]]
+Times = dict[str, tuple[float, float]]  # question id -> (wall ms, CPU ms) of one search
 QUESTION_WORDS = frozenset(["commit", "commits", "added", "add", "introduced", "introduce", "first", "land", "landed"])
 
 
@@ -123,8 +130,48 @@ def grep_baseline(mirror: Path, question: str, k: int = 5) -> list[str]:
     return []
 
 
-def kloop_ranks(store: WikiStore, questions: list[dict], k: int = 5) -> list[int | None]:
-    return [rank_of(q["truth"], [h.source.commit for h in store.search(q["question"], k=k)]) for q in questions]
+def ranks_through(search: Search, questions: list[dict], times: Times | None = None) -> list[int | None]:
+    """Each question's rank through `search`; each search's wall and CPU milliseconds into `times`."""
+    ranks = []
+    for q in questions:
+        wall, cpu = time.perf_counter(), time.process_time()
+        hits = search(q["question"])
+        if times is not None:
+            times[q["id"]] = ((time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3)
+        ranks.append(rank_of(q["truth"], [h.source.commit for h in hits]))
+    return ranks
+
+
+def kloop_ranks(store: WikiStore, questions: list[dict], k: int = 5, times: Times | None = None) -> list[int | None]:
+    """`kloop wiki search QUESTION` (BM25 with aliases, no filters)."""
+    return ranks_through(lambda text: store.search(text, k=k), questions, times)
+
+
+def semantic_search(store: WikiStore, k: int = 5) -> tuple[Search, dict[str, float]]:
+    """`kloop wiki search --semantic`'s path, and the model's load time (import included).
+
+    The model is loaded once; each query gets a reranker with an empty embedding cache, as each
+    CLI call starts with one (its candidates are embedded anew).
+    """
+    from kloop.wiki.semantic import SemanticReranker
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    model = SemanticReranker.load().model
+    load = {"wall_s": round(time.perf_counter() - wall, 2), "cpu_s": round(time.process_time() - cpu, 2)}
+    return (lambda text: SemanticReranker(model).search(store, text, k=k)), load
+
+
+def nearest_rank(values: list[float], share: float) -> float:
+    """The value at `share` of the sorted values (nearest-rank percentile)."""
+    ordered = sorted(values)
+    return round(ordered[max(0, math.ceil(len(ordered) * share) - 1)], 1)
+
+
+def latency(times: Times) -> dict[str, float]:
+    """p50 / p95 of the searches' wall and CPU milliseconds."""
+    walls, cpus = [w for w, _ in times.values()], [c for _, c in times.values()]
+    return {"n": len(times), "wall_ms_p50": nearest_rank(walls, 0.5), "wall_ms_p95": nearest_rank(walls, 0.95),
+            "cpu_ms_p50": nearest_rank(cpus, 0.5), "cpu_ms_p95": nearest_rank(cpus, 0.95)}
 
 
 def summarize(questions: list[dict], ranks: list[int | None]) -> dict[str, dict[str, float]]:
@@ -166,12 +213,25 @@ def _table_with(table: AliasTable, rows: list) -> AliasTable:
     return AliasTable(AliasFile(repos=dict(table.repo_vendor), aliases=rows))
 
 
-def print_table(title: str, baseline: dict, kloop: dict) -> None:
+def print_table(title: str, baseline: dict, kloop: dict, semantic: dict | None = None) -> None:
     print(f"\n{title}")
-    print(f"{'group':28} {'n':>3}  {'grep r@1':>8} {'grep r@5':>8}  {'kloop r@1':>9} {'kloop r@5':>9}")
+    extra = f"  {'sem r@1':>8} {'sem r@5':>8}" if semantic else ""
+    print(f"{'group':28} {'n':>3}  {'grep r@1':>8} {'grep r@5':>8}  {'kloop r@1':>9} {'kloop r@5':>9}{extra}")
     for key in sorted(kloop, key=lambda k: (k == "all", k.startswith("vendor:"), k)):
         b, s = baseline[key], kloop[key]
-        print(f"{key:28} {s['n']:>3}  {b['r@1']:>8.3f} {b['r@5']:>8.3f}  {s['r@1']:>9.3f} {s['r@5']:>9.3f}")
+        extra = f"  {semantic[key]['r@1']:>8.3f} {semantic[key]['r@5']:>8.3f}" if semantic else ""
+        print(f"{key:28} {s['n']:>3}  {b['r@1']:>8.3f} {b['r@5']:>8.3f}  {s['r@1']:>9.3f} {s['r@5']:>9.3f}{extra}")
+
+
+def score_split(store: WikiStore, qs: list[dict], clones: dict[str, Path],
+                semantic: Search | None, times: dict[str, Times]) -> tuple[dict, list[int | None]]:
+    """grep, kloop (and --semantic) recall of one split; per-question latency into `times`."""
+    ranks = kloop_ranks(store, qs, times=times["bm25"])
+    grep = [rank_of(q["truth"], grep_baseline(clones[q["repo"]], q["question"])) for q in qs]
+    scores = {"grep": summarize(qs, grep), "kloop": summarize(qs, ranks)}
+    if semantic is not None:
+        scores["semantic"] = summarize(qs, ranks_through(semantic, qs, times["semantic"]))
+    return scores, ranks
 
 
 def main() -> int:
@@ -182,6 +242,8 @@ def main() -> int:
     parser.add_argument("--split", choices=("tune", "held", "fresh", "fresh2", "fresh3", "all"), default="all")
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5")
     parser.add_argument("--ablate", action="store_true", help="measure each alias row that fires")
+    parser.add_argument("--semantic", action="store_true",
+                        help="also score through `kloop wiki search --semantic` (needs kloop[semantic]), with latency")
     parser.add_argument("--json", type=Path, help="write all numbers here")
     parser.add_argument("--speed", action="store_true", help="time git's passes and a whole ingest of flashinfer")
     args = parser.parse_args()
@@ -195,14 +257,17 @@ def main() -> int:
     ingest = build(args.db, args.mirrors, args.rebuild) if args.rebuild or not args.db.exists() else {}
     clones = {repo.name: path for preset in ("amd", "nvidia") for repo, path in find_clones(args.mirrors, preset)}
     result: dict[str, object] = {"ingest": ingest, "splits": {}}
+    times: dict[str, Times] = {"bm25": {}, "semantic": {}}
     with WikiStore(args.db) as store:
+        semantic = None
+        if args.semantic:
+            semantic, result["semantic_load"] = semantic_search(store)
+            print(f"semantic model loaded in {result['semantic_load']['wall_s']} s wall")
         for split in (["tune", "held", "fresh", "fresh2", "fresh3"] if args.split == "all" else []) + [args.split]:
             qs = [q for q in load_questions(split) if q["repo"] in clones]
-            ranks = kloop_ranks(store, qs)
-            grep = [rank_of(q["truth"], grep_baseline(clones[q["repo"]], q["question"])) for q in qs]
-            base, ours = summarize(qs, grep), summarize(qs, ranks)
-            result["splits"][split] = {"grep": base, "kloop": ours}
-            print_table(f"split={split} ({len(qs)} questions)", base, ours)
+            scores, ranks = score_split(store, qs, clones, semantic, times)
+            result["splits"][split] = scores
+            print_table(f"split={split} ({len(qs)} questions)", scores["grep"], scores["kloop"], scores.get("semantic"))
             if args.misses and split == args.split:
                 for q, r in zip(qs, ranks, strict=True):
                     if r != 1:
@@ -216,6 +281,8 @@ def main() -> int:
             print("\nalias ablation on the tune split (delta = recall with the row minus without):")
             for row in result["ablation"]:
                 print(f"  {row['alias']:24} r@1 {row['r@1_delta_of_keeping']:+.3f}  r@5 {row['r@5_delta_of_keeping']:+.3f}")
+    result["latency_ms"] = {mode: latency(t) for mode, t in times.items() if t}
+    print("\nper-search latency (ms):", json.dumps(result["latency_ms"]))
     if ingest:
         print("\ningest:", json.dumps(ingest, indent=1))
     print(f"\n{time.perf_counter() - started:.1f}s")
