@@ -1,6 +1,6 @@
 """KernelWiki on real repository history: recall@1 / recall@5 per repository against `git log --grep`.
 
-    .venv/bin/python bench/wiki_real.py [--mirrors DIR] [--db PATH] [--rebuild] [--split tune|held|fresh|fresh2|fresh3|all]
+    .venv/bin/python bench/wiki_real.py [--mirrors DIR] [--db PATH] [--rebuild] [--split tune|held|fresh|fresh2|fresh3|fresh4|all]
                                         [--misses] [--ablate] [--semantic] [--json OUT]
     .venv/bin/python bench/wiki_real.py --speed      # git's passes side by side, then a whole ingest
 
@@ -239,7 +239,7 @@ def main() -> int:
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="folder of clones")
     parser.add_argument("--db", type=Path, default=Path("/tmp/wiki_real.sqlite"))
     parser.add_argument("--rebuild", action="store_true", help="delete the database and ingest again")
-    parser.add_argument("--split", choices=("tune", "held", "fresh", "fresh2", "fresh3", "all"), default="all")
+    parser.add_argument("--split", choices=("tune", "held", "fresh", "fresh2", "fresh3", "fresh4", "all"), default="all")
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5")
     parser.add_argument("--ablate", action="store_true", help="measure each alias row that fires")
     parser.add_argument("--semantic", action="store_true",
@@ -263,7 +263,7 @@ def main() -> int:
         if args.semantic:
             semantic, result["semantic_load"] = semantic_search(store)
             print(f"semantic model loaded in {result['semantic_load']['wall_s']} s wall")
-        for split in (["tune", "held", "fresh", "fresh2", "fresh3"] if args.split == "all" else []) + [args.split]:
+        for split in (["tune", "held", "fresh", "fresh2", "fresh3", "fresh4"] if args.split == "all" else []) + [args.split]:
             qs = [q for q in load_questions(split) if q["repo"] in clones]
             scores, ranks = score_split(store, qs, clones, semantic, times)
             result["splits"][split] = scores

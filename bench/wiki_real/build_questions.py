@@ -6,7 +6,9 @@ mirrors: `python bench/wiki_real/build_questions.py --mirrors /work/.mirror`.
 Questions were written before retrieval was tuned; every third one (index % 3 == 2) is held back.
 FRESH (split "fresh") was written later, before any further change, and is never tuned on;
 FRESH2 (split "fresh2") later still, before the next session changed anything; FRESH3 (split
-"fresh3") by a third session, committed before it was first scored, and never used to change retrieval.
+"fresh3") by a third session, committed before it was first scored, and never used to change retrieval;
+FRESH4 (split "fresh4") by a fourth session before it changed anything; it changed nothing, and
+fresh4 was scored once, blind, on the code it found.
 """
 
 from __future__ import annotations
@@ -298,6 +300,59 @@ FRESH3 = [
 ]
 
 
+# The fourth fresh set (split "fresh4"): written on 2026-12-02 by a fourth session before it changed anything,
+# scored once on the code it found, blind (that session made no retrieval change); its misses are never
+# printed or read and no retrieval decision uses it. No answer sha is shared with the first
+# 207 (checked), and none asks about a thing they ask about. 18 rows by -S (an identifier added to files that
+# mostly existed; 6 of them name the identifier as an engineer holding it would, 12 describe it), 19 by
+# file creation (ROCm/triton's 5 all by creation: its snapshot cannot run pickaxe).
+FRESH4 = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When did aiter's custom all-reduce communicator also learn to do an all-gather?", pickaxe("all_gather_reg", "aiter", "csrc")),
+    ("ROCm/aiter", "When did aiter's Triton flash-attention kernels in mha.py, forward and backward, gain gpt-oss-style attention sinks?", pickaxe("ENABLE_SINK", "aiter", "csrc")),
+    ("ROCm/aiter", "When could users override the tuned configs of aiter's Triton flash-attention forward with a JSON file named in an environment variable?", pickaxe("FLASH_ATTENTION_FWD_TRITON_AMD_CONFIG_JSON", "aiter")),
+    ("ROCm/aiter", "Which commit fused the all-reduce with the RMSNorm that follows it into one kernel in aiter's communication ops?", pickaxe("fused_allreduce_rmsnorm", "aiter", "csrc")),
+    ("ROCm/aiter", "Which commit introduced aiter's `paged_attention_common` entry point, which picks between the assembly and HIP paged-attention kernels?", pickaxe("paged_attention_common", "aiter", "csrc")),
+    ("ROCm/aiter", "When did aiter's Triton kernels get shared helpers that remap program ids across the XCDs of an MI300?", added("aiter/ops/triton/utils/pid_preprocessing.py")),
+    ("ROCm/aiter", "When did aiter get a Triton attention kernel that prefills in chunks against a paged KV cache?", added("aiter/ops/triton/chunked_pa_prefill.py")),
+    ("ROCm/aiter", "When was SGLang's Triton extend attention (cached prefix plus new tokens) imported into aiter?", added("aiter/ops/triton/extend_attention.py")),
+    ("ROCm/aiter", "Which commit added a Triton kernel that gathers a request's prefix from the paged MLA latent cache and up-projects it into K and V with block-scaled FP8 weights?", added("aiter/ops/triton/gather_kv_b_proj.py")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "Which commit made CK's default float-to-bf16 conversion truncate, keeping round-to-nearest-even as a separate conversion?", pickaxe("bf16_convert_rtn", "include")),
+    ("ROCm/composable_kernel", "Which commit added `f8_convert_sr`, CK's fp8 conversion with stochastic rounding?", pickaxe("f8_convert_sr", "include")),
+    ("ROCm/composable_kernel", "When did CK get a fast tanh-approximated GELU element-wise operation for GEMM epilogues?", pickaxe("FastGelu", "include")),
+    ("ROCm/composable_kernel", "Which commit introduced `AmdBufferCoherence`, letting CK set the GLC/SLC cache bits of buffer loads and stores?", pickaxe("AmdBufferCoherence", "include")),
+    ("ROCm/composable_kernel", "When did CK add a GEMM whose epilogue computes alpha*(A*B) + beta*D with an extra input tensor D?", added("example/02_gemm_bilinear")),
+    ("ROCm/composable_kernel", "Which commit gave CK a standalone element-wise kernel that adds two tensors with broadcasting?", added("example/19_binary_elementwise")),
+    ("ROCm/composable_kernel", "When could a batched GEMM in CK also compute row sums and sums of squares of its output in the same kernel?", added("example/18_batched_gemm_reduce")),
+    # ROCm/triton
+    ("ROCm/triton", "When did Triton kernels get a seeded, counter-based random number generator for in-kernel dropout?", added("python/triton/language/random.py")),
+    ("ROCm/triton", "Which commit first let Triton kernels run in an interpreter on the host for debugging instead of being compiled?", added("python/triton/debugger")),
+    ("ROCm/triton", "When did Triton's matmul op get an analytical performance model to prune its autotuning configurations?", added("python/triton/ops/matmul_perf_model.py")),
+    ("ROCm/triton", "Which commit added a fused softmax cross-entropy loss op to Triton?", added("python/triton/ops/cross_entropy.py")),
+    ("ROCm/triton", "When was a flash-attention implementation first shipped inside triton.ops?", added("python/triton/ops/flash_attention.py")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "Which commit let flashinfer's batch decode run on the prefill kernel's tensor-core path when many query heads share one KV head?", pickaxe("use_tensor_cores", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer's Python API get attention over a block-sparse (BSR) mask?", pickaxe("BlockSparseAttentionWrapper", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "Which commit added the `window_left` argument, i.e. sliding-window attention, to flashinfer?", pickaxe("window_left", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "When was flashinfer's `BatchAttention`, one persistent kernel for mixed prefill and decode batches, introduced?", pickaxe("BatchAttention", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "Which commit added an all-reduce for single-node GPUs connected only over PCIe, without NVLink?", added("csrc/pcie_ipc_all_reduce.cu")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer get fused gate, residual, LayerNorm and modulation kernels for video diffusion transformers such as WAN?", added("include/flashinfer/norm/fused_dit_layernorm.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit added DeepSeek-V4's table-lookup expert routing (hash MoE) to flashinfer?", added("csrc/fused_moe/hash_topk.cu")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "Which CUTLASS release introduced `CacheHintSm90` for TMA loads?", pickaxe("CacheHintSm90", "include")),
+    ("NVIDIA/cutlass", "When did CUTLASS's Hopper epilogues get a fused linear combination with a per-column bias, beside the per-row one?", pickaxe("Sm90LinCombPerColBias", "include")),
+    ("NVIDIA/cutlass", "Which commit stopped CUTLASS from linking libcuda directly, fetching driver functions through the runtime API instead?", pickaxe("cudaGetDriverEntryPoint", "include")),
+    ("NVIDIA/cutlass", "Which CUTLASS release added planar-complex GEMM, where real and imaginary parts live in separate arrays?", added("examples/10_planar_complex")),
+    ("NVIDIA/cutlass", "When did CUTLASS start computing convolutions as implicit GEMMs?", added("examples/09_turing_tensorop_conv2dfprop")),
+    ("NVIDIA/cutlass", "Which commit added an example that reduces one of a GEMM's input operands along K while the GEMM runs?", added("examples/23_ampere_gemm_operand_reduction_fusion")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "Which commit first let DeepGEMM's FP8 GEMM use 256-row (BLOCK_M = 256) block tiles?", pickaxe("SM90_64x256x32_F32E4M3E4M3_SS")),
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM's FP8 GEMM first allow a block N wider than 128, with a 160-wide WGMMA?", pickaxe("SM90_64x160x32_F32E4M3E4M3_SS")),
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM add a CMake project just so IDEs such as CLion can index its CUDA headers?", added("indexing/main.cu")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -310,23 +365,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     args = parser.parse_args()
-    with (HERE / "questions.jsonl").open("w") as out:
-        rows = [(f"q{i + 1:02d}", "held" if i % 3 == 2 else "tune", *q) for i, q in enumerate(Q)]
-        rows += [(f"f{i + 1:02d}", "fresh", *q) for i, q in enumerate(FRESH)]
-        rows += [(f"g{i + 1:02d}", "fresh2", *q) for i, q in enumerate(FRESH2)]
-        rows += [(f"h{i + 1:02d}", "fresh3", *q) for i, q in enumerate(FRESH3)]
-        for qid, split, repo, question, command in rows:
-            vendor, folder = REPOS[repo]
-            mirror = args.mirrors / folder / "repo"
-            sha = resolve(mirror, command)
-            subject = subprocess.run(["git", "-C", str(mirror), "log", "-1", "--format=%s", sha],
-                                     capture_output=True, text=True, check=True).stdout.strip()
-            row = {"id": qid, "repo": repo, "vendor": vendor, "kind": "history",
-                   "split": split, "question": question, "git": command,
-                   "truth": [sha], "truth_subject": subject}
-            out.write(json.dumps(row) + "\n")
-            print(f"{row['id']} {row['split']:4} {repo:26} {sha[:10]} {subject[:70]}")
+    path = HERE / "questions.jsonl"
+    known = {(r["id"], r["git"]): r for r in map(json.loads, path.read_text().splitlines())} if path.exists() else {}
+    rows = [(f"q{i + 1:02d}", "held" if i % 3 == 2 else "tune", *q) for i, q in enumerate(Q)]
+    rows += [(f"f{i + 1:02d}", "fresh", *q) for i, q in enumerate(FRESH)]
+    rows += [(f"g{i + 1:02d}", "fresh2", *q) for i, q in enumerate(FRESH2)]
+    rows += [(f"h{i + 1:02d}", "fresh3", *q) for i, q in enumerate(FRESH3)]
+    rows += [(f"j{i + 1:02d}", "fresh4", *q) for i, q in enumerate(FRESH4)]
+    lines = []
+    for qid, split, repo, question, command in rows:
+        vendor, folder = REPOS[repo]
+        row = known.get((qid, command)) or truth_row(args.mirrors / folder / "repo", command)
+        row = {"id": qid, "repo": repo, "vendor": vendor, "kind": "history", "split": split,
+               "question": question, "git": command, "truth": row["truth"], "truth_subject": row["truth_subject"]}
+        lines.append(json.dumps(row) + "\n")
+        print(f"{qid} {split:6} {repo:26} {row['truth'][0][:10]} {row['truth_subject'][:70]}", flush=True)
+    partial = path.with_suffix(".partial")  # written whole, then renamed: an interrupted run keeps the old set
+    partial.write_text("".join(lines))
+    partial.replace(path)
 
+
+def truth_row(mirror: Path, command: str) -> dict[str, object]:
+    """Resolve a question's ground truth with git itself; rows already resolved are kept as they are."""
+    sha = resolve(mirror, command)
+    subject = subprocess.run(["git", "-C", str(mirror), "log", "-1", "--format=%s", sha],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    return {"truth": [sha], "truth_subject": subject}
 
 if __name__ == "__main__":
     main()
