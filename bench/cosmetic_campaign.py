@@ -74,7 +74,7 @@ def main() -> None:
     replay = campaign(args.task, args.rounds, work)
     t0 = time.perf_counter()
     cmd = [str(Path(sys.executable).parent / "kloop"), "run", str(args.task), "--writer", f"replay:{replay}",
-           "--reviewer", "rules", "--stages", "iterate", "--rounds", str(args.rounds), "--device", "cpu",
+           "--reviewer", "rules", "--stages", "iterate", "--rounds", str(args.rounds), "--stall-after", str(args.rounds), "--device", "cpu",
            "--out", str(out)]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True)
     took = time.perf_counter() - t0

@@ -180,3 +180,13 @@ def test_a_reviewer_that_writes_is_refused(tmp_path: Path) -> None:
     assert not summary.rounds[0].accepted
     assert summary.rounds[0].reasons == ["reviewer: the reviewer changed the workspace (it is read-only); reverted"]
     assert "reviewer" not in (tmp_path / "run" / "workspace" / "solution" / "main.py").read_text()
+
+
+def test_stall_after_flag_reaches_the_saved_config() -> None:
+    from kloop.loop.commands import _new_config
+
+    config = _new_config(str(ROWSCALE), "tuner", "rules", "iterate", 20, None, None, "cpu", None, stall_after=12)
+    assert config.stall_after == 12 and config.replan_after == 3
+    assert _new_config(str(ROWSCALE), "tuner", "rules", "iterate", 20, None, None, "cpu", None).stall_after == 3
+    proc = _kloop("run", "--help")
+    assert "--stall-after" in proc.stdout

@@ -44,6 +44,7 @@ def test_cosmetic_rewrites_are_never_accepted_and_each_10_percent_gain_is(tmp_pa
     assert all(by_round[n].verify_status == "PASSED" for n in range(1, 6)), reasons
     assert not by_round[1].accepted and not by_round[2].accepted, reasons
     assert "speed:" in reasons[1] and "speed:" in reasons[2]
+    assert "its 99.5% lower bound" in reasons[1], reasons[1]  # the rule's own confidence, not rounded to 100 %
     assert [n for n in (3, 4, 5) if by_round[n].accepted] == [3, 4, 5], reasons
     assert summary.best.candidate == "r005"
     # each round was compared with the best before it, directly

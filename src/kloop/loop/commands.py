@@ -32,7 +32,8 @@ def _verify_overrides() -> dict[str, object]:
 
 
 def _new_config(task: str | None, writer: str | None, reviewer: str | None, stages: str, rounds: int | None,
-                budget: str | None, target_speedup: float | None, device: str, gate: str | None) -> RunConfig:
+                budget: str | None, target_speedup: float | None, device: str, gate: str | None,
+                stall_after: int = 3) -> RunConfig:  # fmt: skip
     from kloop.loop.config import RunConfig, parse_budget, parse_stages
 
     for flag, value in (("TASK", task), ("--writer", writer), ("--reviewer", reviewer)):
@@ -50,7 +51,7 @@ def _new_config(task: str | None, writer: str | None, reviewer: str | None, stag
     get_agent(reviewer or "", where="--reviewer")
     return RunConfig(task=str(task), writer=str(writer), reviewer=str(reviewer), stages=parse_stages(stages),
                      rounds=rounds, budget_s=seconds, cost_limit_usd=cost, target_speedup=target_speedup,
-                     device=device, gate_plan=gate == "plan", verify=_verify_overrides())
+                     device=device, gate_plan=gate == "plan", stall_after=stall_after, verify=_verify_overrides())
 
 
 def _print_end(run_dir: Path, summary: Summary) -> None:
@@ -72,6 +73,8 @@ def run_command(
     target_speedup: Annotated[float | None, typer.Option("--target-speedup", help="Stop at this speedup.")] = None,
     device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, rocm or gpu.")] = "auto",
     gate: Annotated[str | None, typer.Option("--gate", help="`plan`: pause after research for `kloop approve`.")] = None,
+    stall_after: Annotated[int, typer.Option("--stall-after", min=0, help="Rounds without an acceptance, after the "
+                                             "replan prompt, before the run stops as stalled.")] = 3,
     out: Annotated[Path | None, typer.Option("--out", help="Run directory to create.")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
 ) -> None:
@@ -88,7 +91,7 @@ def run_command(
         campaign = Campaign.open(resume, default_services(config))
         run_dir = resume
     else:
-        config = _new_config(task, writer, reviewer, stages, rounds, budget, target_speedup, device, gate)
+        config = _new_config(task, writer, reviewer, stages, rounds, budget, target_speedup, device, gate, stall_after)
         if out is None:
             raise BadInput("kloop run", "--out RUN_DIR is required")
         if not Path(str(task)).is_dir():

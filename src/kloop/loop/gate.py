@@ -91,7 +91,7 @@ def _direct_reason(inp: GateInput, versus: Comparison) -> str | None:
     if inp.goal:  # a non-speed goal may cost a little speed: the best re-measured is the reference
         return _goal_reason(inp, ratio.speedup, ratio.ci()[1], bar=1.0)
     return (f"speed: {ratio.speedup:.3f}x the current best, timed in the same rounds; its "
-            f"{inp.rule.confidence:.0%} lower bound {bound:.3f} does not clear the current best by "
+            f"{inp.rule.confidence:.1%} lower bound {bound:.3f} does not clear the current best by "
             f"{inp.rule.min_gain - 1:.0%}")
 
 
