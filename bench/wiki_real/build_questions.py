@@ -362,6 +362,7 @@ def resolve(mirror: Path, command: str) -> str:
 
 
 def main() -> None:
+    """Write questions.jsonl; a row already there with the same id and git command keeps its ground truth."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     args = parser.parse_args()
@@ -386,11 +387,12 @@ def main() -> None:
 
 
 def truth_row(mirror: Path, command: str) -> dict[str, object]:
-    """Resolve a question's ground truth with git itself; rows already resolved are kept as they are."""
+    """A question's ground truth, found by git itself: the commit its command names, and its subject."""
     sha = resolve(mirror, command)
     subject = subprocess.run(["git", "-C", str(mirror), "log", "-1", "--format=%s", sha],
                              capture_output=True, text=True, check=True).stdout.strip()
     return {"truth": [sha], "truth_subject": subject}
+
 
 if __name__ == "__main__":
     main()
