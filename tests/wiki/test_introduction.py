@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from kloop.wiki.coverage import file_coverage, title_coverage, wanted
 from kloop.wiki.git_ingest import GitIngester
 from kloop.wiki.store import WikiStore
 from tests.wiki.conftest import GitRepo
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "wiki_corpus"))
+from generate import Commit, write_history  # noqa: E402  (real repositories through one git fast-import)
 
 KERNEL = "include/cutlass/gemm/kernel/"
 OTHER_FILES = [
@@ -138,37 +142,17 @@ def test_an_auxiliary_verb_is_no_word_a_file_must_spell(repo: GitRepo, tmp_path:
     assert hits[0].id == f"deepseek-ai/DeepGEMM@{first[:12]}"
 
 
-def _fast_history(repo: GitRepo, commits: list[tuple[str, dict[str, str], int]]) -> list[str]:
-    """Many commits at once through `git fast-import` (message, files, epoch seconds); their shas, in order."""
-    out: list[bytes] = []
-    for n, (message, files, epoch) in enumerate(commits, 1):
-        msg = message.encode()
-        out += [b"commit refs/heads/main", b"mark :%d" % n,
-                b"author Kernel Dev <dev@example.com> %d +0000" % epoch,
-                b"committer Kernel Dev <dev@example.com> %d +0000" % epoch, b"data %d" % len(msg), msg]
-        if n > 1:
-            out.append(b"from :%d" % (n - 1))
-        for path, content in files.items():
-            data = content.encode()
-            out += [b"M 100644 inline " + path.encode(), b"data %d" % len(data), data]
-        out.append(b"")
-    repo.git("fast-import", "--quiet", input=b"\n".join(out) + b"\n")
-    shas = repo.git("rev-list", "--reverse", "main").split()
-    repo.git("reset", "-q", "--hard", "main")
-    return shas
-
-
-def test_the_oldest_creator_joins_the_candidates_when_bm25_ranks_it_below_the_pool(repo: GitRepo, tmp_path: Path) -> None:
+def test_the_oldest_creator_joins_the_candidates_when_bm25_ranks_it_below_the_pool(tmp_path: Path) -> None:
     """More than a pass's worth of newer commits spell "Triton kernel" better than aiter's first one did."""
     day = 86400
-    history = [("Add Triton MoE Kernel (#106)", {"aiter/ops/triton/moe_op.py": "# moe\n"}, 1739318400)]
+    history = [Commit("Add Triton MoE Kernel (#106)", {"aiter/ops/triton/moe_op.py": "# moe\n"}, 1739318400)]
     for i in range(110):  # more than a pass keeps, each spelling the question better than the first one
-        history.append((f"[TRITON] Tune the Triton kernel configs of the Triton kernel suite, round {i} (#{200 + i})",
-                        {"aiter/ops/triton/moe_op.py": f"# moe {i}\n"}, 1739318400 + (i + 1) * day))
-        history += [(f"Tune the CK GEMM tile {i}.{j} (#{400 + 3 * i + j})", {f"csrc/ck_gemm/tile_{i}_{j}.cu": "// t\n"},
-                     1739318400 + (i + 1) * day + 3600 * (j + 1)) for j in range(3)]  # so those words stay rare
-    first = _fast_history(repo, history)[0]
+        history.append(Commit(f"[TRITON] Tune the Triton kernel configs of the Triton kernel suite, round {i} (#{200 + i})",
+                              {"aiter/ops/triton/moe_op.py": f"# moe {i}\n"}, 1739318400 + (i + 1) * day))
+        history += [Commit(f"Tune the CK GEMM tile {i}.{j} (#{400 + 3 * i + j})", {f"csrc/ck_gemm/tile_{i}_{j}.cu": "// t\n"},
+                           1739318400 + (i + 1) * day + 3600 * (j + 1)) for j in range(3)]  # so those words stay rare
+    first = write_history(tmp_path / "aiter", history)[0]
     with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
-        GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
+        GitIngester(store).ingest(tmp_path / "aiter", repo="ROCm/aiter")
         hits = store.search("When was the first Triton kernel added to aiter?", k=3)
     assert hits[0].id == f"ROCm/aiter@{first[:12]}"

@@ -44,6 +44,13 @@ INTRO_COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 2.0, 6.0, 0.4)
 
 def rank_function(weights: tuple[float, ...]) -> str:
     return "bm25(entries_fts, " + ", ".join(str(w) for w in weights) + ")"
+
+
+def _rank_clause(weights: tuple[float, ...]) -> str:
+    """FTS5's `rank` column set to bm25 with these column weights, for one query."""
+    return f"rank MATCH '{rank_function(weights).replace('entries_fts, ', '')}'"
+
+
 # A match on an alias spelling counts this much of a match on the words the user typed
 # (0.1 / 0.25 / 0.35 / 0.5 / 1.0 tried on bench/wiki_eval.py; 0.25 was best).
 EXPANSION_WEIGHT = 0.25
@@ -195,7 +202,7 @@ class FtsSearch:
         marks = ", ".join("?" * len(rowids))
         sql = (
             f"SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH ? "
-            f"AND rank MATCH '{rank_function(weights).replace('entries_fts, ', '')}' AND rowid IN ({marks})"
+            f"AND {_rank_clause(weights)} AND rowid IN ({marks})"
         )
         return self._execute(sql, [expression, *rowids], expression)
 
@@ -297,7 +304,7 @@ class FtsSearch:
             return sorted(rows, key=lambda row: row[1])[:limit]
         sql = (
             f"SELECT entries_fts.rowid, rank FROM entries_fts {join}"
-            f"WHERE entries_fts MATCH ? AND rank MATCH '{rank_function(weights).replace('entries_fts, ', '')}' {where} "
+            f"WHERE entries_fts MATCH ? AND {_rank_clause(weights)} {where} "
             "ORDER BY rank LIMIT ?"
         )
         return self._execute(sql, [expression, *params, limit], query)
