@@ -335,7 +335,8 @@ class TimingSession:
             self.book.failed("timed_outputs", f"{where}: timing round {round_index}: calls {list(bad)[:3]} returned "
                                               "outputs of the wrong type, shape or dtype")  # fmt: skip
             raise _Stop
-        return [Picked(round_index, i, calls[i], [outs[f"out{j}"][i] for j in range(len(specs))])
+        # clones: a view would keep the round's whole output slab alive until the last round
+        return [Picked(round_index, i, calls[i], [outs[f"out{j}"][i].clone() for j in range(len(specs))])
                 for i in self.rng.sample(range(len(calls)), min(want, len(calls)))]  # fmt: skip
 
     def _recheck(self, picked: list[Picked], axes: dict[str, int], where: str) -> None:
