@@ -75,8 +75,8 @@ def decide(task: object, candidate: Path, best: Path, work: Path, rounds: int) -
 def rounds_only_accepts(looks: list[LogRatio]) -> bool:
     """The same looks judged without the between-box term (what the rule would say had it none).
 
-    Exact as a counterfactual: without the term no look clears sooner than with it, so every look
-    this rule asks for was taken."""
+    Exact as a counterfactual: a look that clears with the term clears without it, and both rules
+    ask for another look at the same estimates, so every look this one needs was taken."""
     bare = [LogRatio(r.mean, math.sqrt(max(r.se**2 - BOX_SD**2, 1e-24)), r.df, r.replicates) for r in looks]
     so_far = bare[0]
     for n in range(1, len(bare) + 1):
