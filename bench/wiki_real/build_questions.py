@@ -9,6 +9,8 @@ FRESH2 (split "fresh2") later still, before the next session changed anything; F
 "fresh3") by a third session, committed before it was first scored, and never used to change retrieval;
 FRESH4 (split "fresh4") by a fourth session before it changed anything; it changed nothing, and
 fresh4 was scored once, blind, on the code it found.
+FRESH5 (split "fresh5") was written by a fifth session on 2026-12-02 and committed alone before it
+was ever scored.
 """
 
 from __future__ import annotations
@@ -353,6 +355,61 @@ FRESH4 = [
 ]
 
 
+# The fifth fresh set (split "fresh5"): written on 2026-12-02 by a fifth session and committed alone
+# before it was ever scored; nobody read a search result while writing it. No answer sha is shared with
+# the first 244 rows (checked), no two fresh5 rows share one, and none asks about a thing they ask
+# about. 16 rows by -S (an identifier added to files that mostly existed), 24 by file creation
+# (ROCm/triton's 5 all by creation: its snapshot cannot run pickaxe).
+FRESH5 = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When did aiter add the `AITER_REBUILD` environment variable that forces its JIT-built modules to be compiled again?", pickaxe("AITER_REBUILD", "aiter", "csrc")),
+    ("ROCm/aiter", "Since which commit can aiter's Triton kernels be launched from JAX through jax-triton, not only from PyTorch?", pickaxe("jax", "aiter")),
+    ("ROCm/aiter", "Which commit introduced `torch_compile_guard`, the wrapper that lets torch.compile trace aiter's GEMM and other ops without graph breaks?", pickaxe("torch_compile_guard", "aiter", "csrc")),
+    ("ROCm/aiter", "When did aiter get a composable_kernel operator for video sparse attention (VSA)?", added("aiter/ops/vsa_sparse_attention.py")),
+    ("ROCm/aiter", "Which commit gave aiter a Triton implementation of `moe_align_block_size`, the step that pads and sorts token ids per expert before a fused MoE?", added("aiter/ops/triton/moe_align_block_size.py")),
+    ("ROCm/aiter", "When did aiter first carry a Triton port of vLLM's unified attention kernel, which handles a batch's prefill and decode requests in one launch?", added("aiter/ops/triton/unified_attention.py")),
+    ("ROCm/aiter", "Which commit added a fused kernel for DeepSeek-V4 that undoes RoPE on the attention output and quantizes it per group to FP8 for the following projection GEMM?", added("aiter/ops/inverse_rope_group_quant.py")),
+    ("ROCm/aiter", "When did aiter get a fused-MoE entry point that splits the shared expert's tokens across data-parallel ranks?", added("aiter/fused_moe_dp_shared_expert.py")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "When did composable_kernel start replacing integer division in its index transforms with multiply-and-shift by precomputed magic numbers?", pickaxe("MagicDivision")),
+    ("ROCm/composable_kernel", "Which commit introduced CK's `SpaceFillingCurve` utility for ordering the accesses of a threadwise copy?", pickaxe("SpaceFillingCurve")),
+    ("ROCm/composable_kernel", "When was composable_kernel first made to build and run on MI300 (gfx940)?", pickaxe("gfx940")),
+    ("ROCm/composable_kernel", "Which commit added CK wrappers for the `smfmac` sparse matrix-core instructions used for 2:4 structured-sparsity GEMM?", pickaxe("smfmac", "include")),
+    ("ROCm/composable_kernel", "When did CK first get generic tensor reduction kernels (sum, max, average over chosen dimensions), with blockwise and multiblock variants?", added("example/13_reduce_blockwise")),
+    ("ROCm/composable_kernel", "Which commit created the `ck4inductor` Python package that generates CK GEMM instances for PyTorch Inductor's CK backend?", added("python/ck4inductor")),
+    ("ROCm/composable_kernel", "When did CK first let an outside application link against its prebuilt instance library, with client examples showing how?", added("client_example")),
+    # ROCm/triton
+    ("ROCm/triton", "Which commit added `tl.associative_scan` (prefix scans such as cumsum) to Triton?", added("lib/Conversion/TritonGPUToLLVM/ScanOpToLLVM.cpp")),
+    ("ROCm/triton", "When did Triton get the `tl.histogram` op?", added("lib/Conversion/TritonGPUToLLVM/HistogramOpToLLVM.cpp")),
+    ("ROCm/triton", "Which commit added the optimizer pass that keeps a reduction's partial sums in each thread's registers across loop iterations instead of reducing every iteration?", added("lib/Dialect/TritonGPU/Transforms/OptimizeThreadLocality.cpp")),
+    ("ROCm/triton", "When did Triton's rewritten backend, built on MLIR with the TritonGPU dialect, replace the legacy one on the main branch?", added("lib/Dialect/TritonGPU")),
+    ("ROCm/triton", "Which commit added the tutorial comparing a persistent FP8 matmul kernel, with and without TMA, against cuBLAS?", added("python/tutorials/09-persistent-fp8-matmul.py")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "When did flashinfer first learn to load and convert FP8 (e4m3) values in its vector types, the groundwork for an FP8 KV cache?", pickaxe("__nv_fp8_e4m3", "include", "python", "flashinfer", "csrc")),
+    ("flashinfer-ai/flashinfer", "Which commit introduced `CUDAGraphBatchDecodeWithPagedKVCacheWrapper`?", pickaxe("CUDAGraphBatchDecodeWithPagedKVCacheWrapper", "include", "python", "flashinfer", "csrc")),
+    ("flashinfer-ai/flashinfer", "When could flashinfer's API calls be logged by setting `FLASHINFER_LOGLEVEL`?", pickaxe("FLASHINFER_LOGLEVEL", "include", "python", "flashinfer", "csrc")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer first get a paged KV-cache data structure so decode could run over a batch of requests?", added("include/flashinfer/page.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit let flashinfer's attention kernels soft-cap the attention logits (tanh capping at 30, as Grok uses) inside the kernel?", added("include/flashinfer/attention/logits_post_hook.cuh")),
+    ("flashinfer-ai/flashinfer", "Where were NVSHMEM Python bindings added to flashinfer?", added("flashinfer/comm/nvshmem.py")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer's JIT learn to target SM103, SM110, SM120 and SM121 GPUs?", added("flashinfer/compilation_context.py")),
+    ("flashinfer-ai/flashinfer", "Which commit added a CuTe DSL GEMM that overlaps a two-shot all-reduce of its output using multimem instructions?", added("flashinfer/cute_dsl/gemm_allreduce_two_shot.py")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "When did CUTLASS get an epilogue that fuses a ResNet-style residual block (bias and activation, then the residual add, then another op) into a convolution or GEMM?", pickaxe("LinearCombinationResidualBlock", "include")),
+    ("NVIDIA/cutlass", "Which commit added a CuTe copy atom for the `movmatrix` (m8n8 transpose) instruction?", pickaxe("movmatrix", "include")),
+    ("NVIDIA/cutlass", "When could CuTe draw a TiledMMA's thread and value layout with `print_svg`?", pickaxe("print_svg", "include")),
+    ("NVIDIA/cutlass", "Which release introduced `cutlass_profiler`, the command-line tool that benchmarks CUTLASS's kernel library?", added("tools/profiler")),
+    ("NVIDIA/cutlass", "When did CUTLASS first support the tensor cores of NVIDIA Ampere (sm80) GPUs?", added("include/cutlass/arch/mma_sm80.h")),
+    ("NVIDIA/cutlass", "Which CUTLASS release added an example of grouped symmetric rank-2k updates (SYR2K)?", added("examples/38_syr2k_grouped")),
+    ("NVIDIA/cutlass", "When did CUTLASS start its own MLIR-based compiler with a CuTe IR dialect?", added("cutlass_compiler")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM's JIT start compiling its Blackwell kernels for the `sm_100f` family target instead of `sm_100a`?", pickaxe("100f")),
+    ("deepseek-ai/DeepGEMM", "Which commit made DeepGEMM's config heuristic also choose how many SMs to launch on, to shrink the last-wave tail?", pickaxe("best_n_block")),
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM's JIT stop asking ATen for the GPU's device properties and query the CUDA runtime itself?", pickaxe("cudaGetDeviceProperties")),
+    ("deepseek-ai/DeepGEMM", "Which commit set up GitHub Actions workflows that build and publish DeepGEMM wheels?", added(".github")),
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM get a `pyproject.toml` that declares torch as a build dependency?", added("pyproject.toml")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -373,6 +430,7 @@ def main() -> None:
     rows += [(f"g{i + 1:02d}", "fresh2", *q) for i, q in enumerate(FRESH2)]
     rows += [(f"h{i + 1:02d}", "fresh3", *q) for i, q in enumerate(FRESH3)]
     rows += [(f"j{i + 1:02d}", "fresh4", *q) for i, q in enumerate(FRESH4)]
+    rows += [(f"k{i + 1:02d}", "fresh5", *q) for i, q in enumerate(FRESH5)]
     lines = []
     for qid, split, repo, question, command in rows:
         vendor, folder = REPOS[repo]
