@@ -1,6 +1,6 @@
 """KernelWiki on real repository history: recall@1 / recall@5 per repository against `git log --grep`.
 
-    .venv/bin/python bench/wiki_real.py [--mirrors DIR] [--db PATH] [--rebuild] [--split tune|held|fresh|fresh2|fresh3|fresh4|all]
+    .venv/bin/python bench/wiki_real.py [--mirrors DIR] [--db PATH] [--rebuild] [--split tune|...|fresh5|all] [--hand]
                                         [--misses] [--ablate] [--semantic] [--json OUT]
     .venv/bin/python bench/wiki_real.py --speed      # git's passes side by side, then a whole ingest
 
@@ -40,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "wiki_real" / "questions.jsonl"
 Search = Callable[[str], list[Hit]]
 Times = dict[str, tuple[float, float]]  # question id -> (wall ms, CPU ms) of one search
+SPLITS = ("tune", "held", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
 QUESTION_WORDS = frozenset(["commit", "commits", "added", "add", "introduced", "introduce", "first", "land", "landed"])
 
 
@@ -239,7 +240,9 @@ def main() -> int:
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="folder of clones")
     parser.add_argument("--db", type=Path, default=Path("/tmp/wiki_real.sqlite"))
     parser.add_argument("--rebuild", action="store_true", help="delete the database and ingest again")
-    parser.add_argument("--split", choices=("tune", "held", "fresh", "fresh2", "fresh3", "fresh4", "all"), default="all")
+    parser.add_argument("--split", choices=(*SPLITS, "all"), default="all")
+    parser.add_argument("--hand", action="store_true",
+                        help="weigh history questions by the hand-set factors instead of the shipped ranker")
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5")
     parser.add_argument("--ablate", action="store_true", help="measure each alias row that fires")
     parser.add_argument("--semantic", action="store_true",
@@ -263,7 +266,9 @@ def main() -> int:
         if args.semantic:
             semantic, result["semantic_load"] = semantic_search(store)
             print(f"semantic model loaded in {result['semantic_load']['wall_s']} s wall")
-        for split in (["tune", "held", "fresh", "fresh2", "fresh3", "fresh4"] if args.split == "all" else []) + [args.split]:
+        if args.hand:
+            store.use_ranker(None)
+        for split in (list(SPLITS) if args.split == "all" else []) + [args.split]:
             qs = [q for q in load_questions(split) if q["repo"] in clones]
             scores, ranks = score_split(store, qs, clones, semantic, times)
             result["splits"][split] = scores

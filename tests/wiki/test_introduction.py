@@ -106,6 +106,7 @@ def test_the_oldest_commit_whose_created_file_spells_the_question_is_the_introdu
                 date="2026-04-02T00:00:00Z")
     with WikiStore(tmp_path / "w.sqlite") as store:  # with the shipped cards, as users have it
         GitIngester(store).ingest(repo.path, repo="NVIDIA/cutlass")
+        store.use_ranker(None)  # the hand factors' first-creator rule (the shipped ranker: tests/wiki/test_ranker.py)
         hits = store.search("When was the CuTe DSL for Python released?", k=3)
     assert hits[0].id == f"NVIDIA/cutlass@{release[:12]}"  # not the newer commits that name it, or create under it
 

@@ -68,6 +68,7 @@ def test_kernel_is_no_file_name_word_so_the_first_creator_is_found_without_it(re
                     {f"aiter/ops/triton/_gluon_kernels/variant_{i}.py": "# v\n"}, date=f"2026-05-0{1 + i}T00:00:00Z")
     with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
         GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
+        store.use_ranker(None)  # the hand factors' first-creator rule (the shipped ranker: tests/wiki/test_ranker.py)
         hits = store.search("Which commit added the first Gluon kernel to aiter?", k=3)
     assert hits[0].id == f"ROCm/aiter@{first[:12]}" and hits[0].id != f"ROCm/aiter@{later[:12]}"
 
@@ -116,6 +117,7 @@ def test_a_question_about_a_move_does_not_weigh_move_commits_down(repo: GitRepo,
     with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
         GitIngester(store).ingest(repo.path, repo="ROCm/aiter")
         assert store.get(f"ROCm/aiter@{moved[:12]}").stats.get("mechanical") == 1
+        store.use_ranker(None)  # the hand factors' move rule (the shipped ranker: tests/wiki/test_ranker.py)
         hits = store.search("Which commit moved the assembly kernels into per-chip folders for gfx942 and gfx950?", k=2)
     assert hits[0].id == f"ROCm/aiter@{moved[:12]}"
 

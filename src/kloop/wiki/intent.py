@@ -30,6 +30,10 @@ INTRO_WORDS = frozenset(
 # A question about a move or rename asks for the commit a history question otherwise weighs down.
 MOVE_WORDS = frozenset(["moved", "move", "moving", "renamed", "rename", "relocated", "reorganized", "reorganised",
                         "restructured"])
+# "When did / could / was X ..." asks about the past whatever the verb ("When did CK support ...");
+# so does "What first / added / moved X", where a how-to "what" asks what to do ("what tile size").
+PAST_AUXILIARIES = frozenset(["did", "could", "was", "were"])
+PRESENT_ACTIONS = frozenset(["add", "get", "land", "lands"])
 # Words that name the question, not the answer: dropped from history queries.
 QUESTION_ONLY = frozenset(["commit", "commits", "pr", "prs", "history"])
 
@@ -43,7 +47,7 @@ class Intent:
     card_factor: float = 1.0
     intro_boost: float = 0.0
     vendor: str | None = None  # the vendor the question names (MI300, gfx950, mfma -> amd)
-    repo: str | None = None  # a repository the question names (lower-case short name)
+    repos: tuple[str, ...] = ()  # the repositories the question names (lower-case short names)
     moves: bool = False  # the question asks about a move or rename: such commits are not down-weighted
 
 
@@ -62,22 +66,29 @@ def read_intent(query: str, aliases: AliasTable | None = None) -> Intent:
     """History when the question asks which commit / when / where; introduction when it asks for a first.
 
     The vendor comes from the alias table's vendor signals in the question (arch names, vendor
-    words, vendor-only techniques); a repository from its name in the question.
+    words, vendor-only techniques); repositories from their names in the question (all of them:
+    "When did DeepGEMM use CUTLASS's MMA atoms" asks about DeepGEMM, "CK's attention as an aiter op"
+    about aiter).
     """
     tokens = tokens_of(query)
     words = set(tokens)
-    history = bool(words & HISTORY_ONLY) or bool(words & WH_WORDS and words & ACTIONS)
+    opening = tokens[:2]
+    asks_past = len(opening) == 2 and opening[0] in WH_WORDS | {"what"} and opening[1] in PAST_AUXILIARIES
+    asks_what = bool(opening) and opening[0] == "what" and bool(words & (ACTIONS - PRESENT_ACTIONS))
+    history = bool(words & HISTORY_ONLY) or bool(words & WH_WORDS and words & ACTIONS) or asks_past or asks_what
     intro = history and bool(words & INTRO_WORDS)
-    vendor = repo = None
+    vendor = None
+    repos: tuple[str, ...] = ()
     if aliases is not None:
         found = aliases.classify(query)
         vendor = found.vendor(None) if (found.nvidia_votes or found.amd_votes) else None
         names = {name.replace("-", "_"): name for name in aliases.repo_vendor}
         joined = "_".join(tokens)
-        repo = next((names[n] for n in names if n in words or f"_{n}_" in f"_{joined}_"), None)
-        repo = repo or next((REPO_WORDS[w] for w in tokens if w in REPO_WORDS), None)
+        named = [names[n] for n in names if n in words or f"_{n}_" in f"_{joined}_"]
+        named += [REPO_WORDS[w] for w in tokens if w in REPO_WORDS]
+        repos = tuple(dict.fromkeys(named))
     return Intent(
         history=history, introduction=intro,
         card_factor=CARD_FACTOR_HISTORY if history else 1.0, intro_boost=INTRO_BOOST if intro else 0.0,
-        vendor=vendor, repo=repo, moves=history and bool(words & MOVE_WORDS),
+        vendor=vendor, repos=repos, moves=history and bool(words & MOVE_WORDS),
     )

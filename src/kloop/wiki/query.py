@@ -22,6 +22,15 @@ INLINE_KEYS = ("vendor", "arch", "tag", "kind", "finding")
 _INLINE = re.compile(r"(?<!\S)(" + "|".join(INLINE_KEYS) + r"):([A-Za-z0-9_.\-]+)(?!\S)")
 
 
+# A hyphenated word of two or three parts: code and commit titles often write it joined (all-reduce: allreduce).
+_COMPOUND = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+){1,2}(?![A-Za-z0-9_-])")
+
+
+def compounds(text: str) -> list[list[str]]:
+    """The parts of each hyphenated word in `text` ("per-channel" -> [per, channel])."""
+    return [tokens_of(word) for word in _COMPOUND.findall(text)]
+
+
 @dataclass
 class ParsedQuery:
     """A query split into quoted FTS5 phrases (typed words, alias alternatives) and inline filters."""
@@ -73,6 +82,10 @@ def parse_query(
     for token in kept:
         clauses.append(quote([token]))
         terms.append(token)
+    for parts in compounds(free):
+        if (joined := "".join(parts)) not in tokens:
+            clauses.append(quote([joined]))
+            terms.append(joined)
     for finding in findings:
         clauses.append("labels : " + quote(["finding", *tokens_of(finding)]))
     clauses = list(dict.fromkeys(clauses))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 
@@ -31,7 +32,8 @@ from kloop.wiki.intent import (
     Intent,
     read_intent,
 )
-from kloop.wiki.query import STOPWORDS, parse_query, quote
+from kloop.wiki.query import STOPWORDS, compounds, parse_query, quote
+from kloop.wiki.ranker import Candidate, RankModel
 from kloop.wiki.schema import Hit, Source
 
 # bm25 column weights: title, labels (tags, techniques, arch, findings), body, changed paths,
@@ -60,10 +62,6 @@ SYNONYM_WEIGHT = 0.25
 # 2026-12-02b; 0.8 / 1.0 / 1.2 / 1.5: held AMD r@1 0.500 -> 0.571 / 0.571 / 0.643 / 0.643, fresh NVIDIA r@1
 # 0.640 -> 0.680 / 0.640 / 0.680 / 0.680; 1.2 cost fresh2 AMD r@1, 1.5 tune r@1).
 DATE_BOOST = 0.8
-# A commit whose path words run past BREADTH_FROM characters (a release, a tree-wide cleanup)
-# matches everything a little: divide by 1 + penalty * log2(length / BREADTH_FROM).
-BREADTH_FROM = 400
-BREADTH_PENALTY = 0.0
 # History questions: a commit whose title spells all the question's content words counts this much more.
 TITLE_BONUS = 1.0
 # Introduction questions: a commit that created one file whose path spells all of them, this much more.
@@ -90,6 +88,8 @@ KINDS = ("pr", "commit", "card", "doc")
 # content groups join the candidates.
 MAKERS = 5
 MAKERS_MIN_GROUPS = 2
+# Content groups checked one by one for where each candidate spells them (a query each, ~6 ms).
+MAX_SPELLED_GROUPS = 8
 # Auxiliary verbs: no title or file name spells them (kept in the BM25 terms, where dropping them tied).
 AUXILIARIES = frozenset(["were", "did", "has", "have", "had", "been", "being"])
 # Words every kernel-history question may say, so no created file is asked for by them.
@@ -132,12 +132,53 @@ def _first_creator(files: dict[int, float], dates: dict[int, float | None]) -> i
     return min(tied, key=lambda rowid: dates[rowid], default=None)
 
 
+def _hand_factor(c: Candidate, intent: Intent, titled: bool) -> float:
+    """The hand-set weighing: how-to questions always, history questions when no model is shipped."""
+    factor = 1.0
+    if titled and not c.is_card:
+        factor *= (1.0 + TITLE_BONUS * c.title) * (1.0 + FILE_BONUS * c.file)
+        if c.first:
+            factor *= 1.0 + FIRST_BONUS
+    if c.is_card:
+        factor *= intent.card_factor
+    elif intent.introduction:
+        if c.adds_kernel:
+            factor *= 1.0 + intent.intro_boost
+        factor *= 1.0 + DATE_BOOST * c.older  # the older of two close candidates is likelier the introduction
+    if c.mechanical:
+        factor *= MECHANICAL_FACTOR
+    if c.same_vendor:
+        factor *= 1.0 + VENDOR_BOOST
+    if c.same_repo:
+        factor *= 1.0 + REPO_BOOST
+    return factor
+
+
+def _softmax(scores: dict[int, float]) -> dict[int, float]:
+    """The model's scores as each candidate's probability of being the answer, among the candidates."""
+    top = max(scores.values())
+    weights = {rowid: math.exp(s - top) for rowid, s in scores.items()}
+    total = sum(weights.values())
+    return {rowid: w / total for rowid, w in weights.items()}
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One search's candidates before weighing: fused BM25 scores, with what the question asks."""
+
+    intent: Intent
+    scores: dict[int, float]
+    groups: list[list[list[str]]]  # the question's content words as spellings (history questions only)
+    terms: list[str]  # what snippets mark
+
+
 class FtsSearch:
     """Runs searches against one connection, caching document frequencies per phrase."""
 
-    def __init__(self, db: sqlite3.Connection, aliases: AliasTable) -> None:
+    def __init__(self, db: sqlite3.Connection, aliases: AliasTable, model: RankModel | None = None) -> None:
         self.db = db
         self.aliases = aliases
+        self.model = model  # weighs history questions' candidates; None: the hand weights
         self._df: dict[str, int] = {}
         self._df_total = -1
 
@@ -145,12 +186,26 @@ class FtsSearch:
         """The top `k` hits for `query` under `filters` (vendor, arch, tag, kind)."""
         if k < 1:
             raise BadInput("-k", f"must be at least 1, got {k}")
+        pool = self._gather(query, k, filters, expand)
+        ranked = self._weigh(pool, query)
+        top = sorted(ranked.items(), key=lambda item: -item[1])[:k]
+        return self._hits(top, pool.terms)
+
+    def candidates(self, query: str, k: int = 5) -> tuple[Intent, list[Candidate]]:
+        """Every candidate a search for `query` weighs, with what the weighing reads of it (to fit the ranker)."""
+        pool = self._gather(query, k, {}, True)
+        return pool.intent, self._read_candidates(pool, query) if pool.scores else []
+
+    def _gather(
+        self, query: str, k: int, filters: dict[str, str | None], expand: bool
+    ) -> Pool:
+        """The candidates' fused BM25 scores, with the question's intent, content groups and terms."""
         intent = read_intent(query, self.aliases)
         parsed = parse_query(query, self.aliases, expand=expand, drop=QUESTION_ONLY if intent.history else frozenset())
         merged = {**parsed.filters, **{key: value for key, value in filters.items() if value}}
         where, params = self.filter_sql(merged)
         if not parsed.clauses:
-            return []
+            return Pool(intent, {}, [], parsed.terms)
         pool = max(CANDIDATES, 2 * k)
         scores: dict[int, float] = {}
         synonyms = parsed.synonyms[:MAX_ALTERNATIVES]
@@ -175,9 +230,7 @@ class FtsSearch:
                 if phrases:
                     for rowid, rank in self._rank_rows(" OR ".join(phrases), makers, INTRO_COLUMN_WEIGHTS):
                         scores[rowid] = scores.get(rowid, 0.0) - weight * rank
-        self._weigh(scores, intent, title_groups)
-        top = sorted(scores.items(), key=lambda item: -item[1])[:k]
-        return self._hits(top, parsed.terms)
+        return Pool(intent, scores, title_groups, parsed.terms)
 
     def _first_makers(
         self, groups: list[list[list[str]]], where: str, params: list[str], scores: dict[int, float]
@@ -215,61 +268,88 @@ class FtsSearch:
         for a, b, typed, synonyms, _ in self.aliases.expansion_groups(tokens):
             groups.append([tokens_of(typed), *(tokens_of(x) for x in synonyms)])
             covered.update(range(a, b))
-        groups += [[[t]] for i, t in enumerate(tokens) if i not in covered]
+        spanned = {tokens[i] for i in covered}
+        joined: set[str] = set()  # parts of hyphenated words: one group, spelled apart or joined
+        for parts in compounds(query):
+            if spanned.isdisjoint(parts) and "".join(parts) not in tokens:
+                groups.append([parts, ["".join(parts)]])
+                joined.update(parts)
+        groups += [[[t]] for i, t in enumerate(tokens) if i not in covered and t not in joined]
         return groups
 
-    def _weigh(self, scores: dict[int, float], intent: Intent, title_groups: list[list[list[str]]] | None = None) -> None:
-        """Fit the ranking to the question: cards down for history, kernel-adding commits up for a first."""
+    def _weigh(
+        self, pool: Pool, query: str
+    ) -> dict[int, float]:
+        """Fit the ranking to the question: the learned model for history questions, hand weights otherwise."""
+        scores, intent = pool.scores, pool.intent
         if not scores or intent == Intent():
-            return
+            return scores
+        candidates = self._read_candidates(pool, query)
+        if intent.history and self.model is not None:
+            return _softmax({c.rowid: self.model.score(c, intent.introduction) for c in candidates})
+        return {c.rowid: c.bm25 * _hand_factor(c, intent, bool(pool.groups)) for c in candidates}
+
+    def _read_candidates(
+        self, pool: Pool, query: str
+    ) -> list[Candidate]:
+        """What the weighing knows of each candidate: kind, labels, dates, and how much of the question it spells."""
+        scores, intent, title_groups = pool.scores, pool.intent, pool.groups
         marks = ", ".join("?" * len(scores))
         files_sql = "e.added_files" if intent.introduction and title_groups else "''"  # read only when scored
         sql = (
-            f"SELECT f.rowid, f.kind, f.label_list, f.vendor, e.repo, e.date, length(e.paths), e.title, {files_sql} "
-            "FROM entry_filters f "
+            f"SELECT f.rowid, f.kind, f.label_list, f.vendor, e.repo, e.date, length(e.paths), e.title, {files_sql}, "
+            "length(e.body) FROM entry_filters f "
             f"JOIN entries e ON e.rowid = f.rowid WHERE f.rowid IN ({marks})"
         )
         rows = self.db.execute(sql, list(scores)).fetchall()
-        want = wanted(title_groups or [], splitter_for(self.aliases).split)
+        want = wanted(title_groups, splitter_for(self.aliases).split)
         # a created file is asked for by the question's specific words: "kernel" names no file
-        named = wanted([g for g in title_groups or [] if not (len(g) == 1 and g[0][0] in GENERIC_WORDS)],
+        named = wanted([g for g in title_groups if not (len(g) == 1 and g[0][0] in GENERIC_WORDS)],
                        splitter_for(self.aliases).split)
         when_of = {r[0]: instant(r[5]) for r in rows}  # author dates carry their own offsets: compare in UTC
         dates = sorted({w for w in when_of.values() if w is not None})
-        order = {d: i / max(1, len(dates) - 1) for i, d in enumerate(dates)}
+        older = {d: 1.0 - i / max(1, len(dates) - 1) for i, d in enumerate(dates)}
         # the file asked about, created among others: each created file scored on its own
         files = {r[0]: file_coverage(r[8].split("\n"), named) for r in rows if r[8] and r[1] not in ("card", "doc")}
         first = _first_creator(files, when_of)
-        for rowid, kind, labels, vendor, repo, _, breadth, title, _ in rows:
-            factor = 1.0
-            if title_groups and kind not in ("card", "doc"):
-                factor *= (1.0 + TITLE_BONUS * title_coverage(title, want)) * (1.0 + FILE_BONUS * files.get(rowid, 0.0))
-                if rowid == first:
-                    factor *= 1.0 + FIRST_BONUS
-            if kind in ("card", "doc"):
-                factor *= intent.card_factor
-            elif intent.introduction:
-                if '"git:adds-kernel-files"' in labels:
-                    factor *= 1.0 + intent.intro_boost
-                if when_of[rowid] is not None:  # the older of two close candidates is likelier the introduction
-                    factor *= 1.0 + DATE_BOOST * (1.0 - order[when_of[rowid]])
-            if intent.history and not intent.moves and '"git:mechanical"' in labels:
-                factor *= MECHANICAL_FACTOR
-            if kind not in ("card", "doc") and breadth and breadth > BREADTH_FROM:
-                factor /= 1.0 + BREADTH_PENALTY * math.log2(breadth / BREADTH_FROM)
-            if intent.vendor and vendor == intent.vendor:
-                factor *= 1.0 + VENDOR_BOOST
-            if intent.repo and repo and repo.lower().rsplit("/", 1)[-1].replace("-", "_") == intent.repo.replace("-", "_"):
-                factor *= 1.0 + REPO_BOOST
-            scores[rowid] *= factor
+        asked = {r.replace("-", "_") for r in intent.repos}
+        spelled = self._spelled(title_groups, list(scores), query)
+        candidates = []
+        for rowid, kind, labels, vendor, repo, _, breadth, title, _, body in rows:
+            short = repo.lower().rsplit("/", 1)[-1].replace("-", "_") if repo else ""
+            is_entry = kind not in ("card", "doc")
+            candidates.append(Candidate(
+                rowid=rowid, bm25=scores[rowid], kind=kind,
+                adds_kernel='"git:adds-kernel-files"' in labels,
+                mechanical=intent.history and not intent.moves and '"git:mechanical"' in labels,
+                same_vendor=bool(intent.vendor) and vendor == intent.vendor,
+                same_repo=short in asked,
+                other_repo=bool(asked) and is_entry and bool(short) and short not in asked,
+                older=older[when_of[rowid]] if when_of[rowid] is not None else 0.0,
+                title=title_coverage(title, want) if title_groups and is_entry else 0.0,
+                file=files.get(rowid, 0.0), first=rowid == first, breadth=breadth or 0, body=body or 0,
+                spelled=spelled.get(rowid, 0.0),
+            ))
+        return candidates
+
+    def _spelled(self, groups: list[list[list[str]]], rowids: list[int], query: str) -> dict[int, float]:
+        """Share of the question's content groups each candidate spells anywhere (title, body, paths, diff)."""
+        groups = groups[:MAX_SPELLED_GROUPS]
+        if not groups or not rowids:
+            return {}
+        marks = ", ".join("?" * len(rowids))
+        sql = f"SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? AND rowid IN ({marks})"
+        counts: dict[int, int] = {}
+        for group in groups:
+            expression = " OR ".join(quote(spelling) for spelling in group if spelling)
+            for (rowid,) in self._execute(sql, [expression, *rowids], query):
+                counts[rowid] = counts.get(rowid, 0) + 1
+        return {rowid: n / len(groups) for rowid, n in counts.items()}
 
     def _plan(self, phrases: list[str], budget: int) -> tuple[list[str], bool]:
         """The phrases one pass ranks over, and whether it must cap the scan to the newest matches."""
-        total = self.db.execute("SELECT max(rowid) FROM entries").fetchone()[0] or 0
-        if total < PRUNE_FROM_ENTRIES:
+        if self._entry_total() < PRUNE_FROM_ENTRIES:
             return phrases, False
-        if total != self._df_total:
-            self._df, self._df_total = {}, total
         counts = {p: self._doc_count(p) for p in phrases}
         kept: list[str] = []
         used = 0
@@ -281,6 +361,13 @@ class FtsSearch:
         if kept:
             return [p for p in phrases if p in kept], False
         return [min(phrases, key=counts.__getitem__)], True
+
+    def _entry_total(self) -> int:
+        """Entries in the wiki (its largest rowid); cached document counts are dropped when it grows."""
+        total = self.db.execute("SELECT max(rowid) FROM entries").fetchone()[0] or 0
+        if total != self._df_total:
+            self._df, self._df_total = {}, total
+        return total
 
     def _doc_count(self, phrase: str) -> int:
         """Matching rows, counted no further than ROW_BUDGET + 1 (cached until the wiki grows)."""

@@ -19,6 +19,7 @@ from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, default_alias_table
 from kloop.wiki.cards import shipped_cards
 from kloop.wiki.migrations import migrate
+from kloop.wiki.ranker import Candidate, RankModel, shipped_model
 from kloop.wiki.schema import Hit, WikiEntry
 from kloop.wiki.search import FtsSearch
 
@@ -83,7 +84,7 @@ class WikiStore:
             created = 1 in migrate(self.db, str(self.path))
         except sqlite3.DatabaseError as exc:
             raise BadInput(self.path, f"not a usable wiki database ({exc})") from None
-        self._search = FtsSearch(self.db, self.aliases)
+        self._search = FtsSearch(self.db, self.aliases, shipped_model())
         if created and seed_cards:
             self.add(shipped_cards(self.aliases))
 
@@ -187,3 +188,16 @@ class WikiStore:
         """BM25-ranked hits; `vendor` keeps vendor-neutral entries, `arch` keeps arch-neutral ones."""
         filters = {"vendor": vendor, "arch": arch, "tag": tag, "kind": kind}
         return self._search.search(query, k, filters, expand=expand)
+
+    def use_ranker(self, model: RankModel | None) -> None:
+        """Weigh history questions by `model` from now on (None: the hand-set factors, for comparison)."""
+        self._search.model = model
+
+    def candidates(self, query: str) -> tuple[bool, bool, list[tuple[str | None, Candidate]]]:
+        """(history?, introduction?, [(commit sha, candidate)]) of every entry a search for `query` weighs."""
+        intent, found = self._search.candidates(query)
+        if not found:
+            return intent.history, intent.introduction, []
+        marks = ", ".join("?" * len(found))
+        sha = dict(self.db.execute(f"SELECT rowid, commit_sha FROM entries WHERE rowid IN ({marks})", [c.rowid for c in found]))
+        return intent.history, intent.introduction, [(sha.get(c.rowid), c) for c in found]

@@ -1,0 +1,96 @@
+"""RankModel: the weighing of a history question's candidates, learned from real repository history.
+
+BM25 finds candidates; which of them is the commit a history question asks about depends on
+signals BM25 cannot see: the title spells the question, a created file names it, it is the
+oldest of its kind, it lives in the repository asked about. Until 2026-12-02 those signals
+were multiplied by factors set by hand, one at a time, and generalised poorly (blind recall@1
+0.33 and 0.54 on two question sets written after the tuning). Here they are the features of a
+linear model fitted by listwise softmax (bench/wiki_real/train_ranker.py) on the questions of
+bench/wiki_real, never on the set kept blind; `ranker.json` holds the weights with how they
+were fitted and what cross-validation measured.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+MODEL_PATH = Path(__file__).with_name("ranker.json")
+# Path words longer than this (a release, a tree-wide cleanup) count as breadth.
+BREADTH_FROM = 400
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What the weighing knows of one candidate entry, read once per search."""
+
+    rowid: int
+    bm25: float  # fused BM25 over the passes (positive, higher is better)
+    kind: str
+    adds_kernel: bool
+    mechanical: bool
+    same_vendor: bool  # the question names a vendor and this entry is of it
+    same_repo: bool  # the question names a repository and this entry lives in it
+    other_repo: bool  # the question names a repository and this commit lives in another
+    older: float  # 1 for the oldest dated candidate, 0 for the newest (0 when undated)
+    title: float  # share of the question's content groups the title spells
+    file: float  # best share one created file's path spells
+    first: bool  # the oldest of the commits whose created files spell the question best
+    breadth: int  # length of the entry's path words
+    body: int  # length of its body
+    spelled: float = 0.0  # share of the question's content groups it spells anywhere
+
+    @property
+    def is_card(self) -> bool:
+        return self.kind in ("card", "doc")
+
+
+def features(c: Candidate, introduction: bool) -> dict[str, float]:
+    """The model's inputs for one candidate: signals, and their interactions with an introduction question."""
+    intro = 1.0 if introduction else 0.0
+    commit = 0.0 if c.is_card else 1.0
+    values = {
+        "bm25": math.log(max(c.bm25, 1e-9)),
+        "card": 1.0 - commit,
+        "title": commit * c.title,
+        "title_all": commit * float(c.title >= 1.0),
+        "spelled": c.spelled,
+        "spelled_all": float(c.spelled >= 1.0),
+        "file": commit * c.file,
+        "first": float(c.first),
+        "older": commit * c.older,
+        "adds_kernel": float(c.adds_kernel),
+        "mechanical": float(c.mechanical),
+        "broad": commit * math.log2(c.breadth / BREADTH_FROM) if c.breadth > BREADTH_FROM else 0.0,
+        "body": commit * math.log1p(c.body),
+        "vendor": float(c.same_vendor),
+        "repo": float(c.same_repo),
+        "other_repo": float(c.other_repo),
+    }
+    for name in ("older", "adds_kernel", "title", "spelled"):
+        values[f"intro_{name}"] = intro * values[name]
+    return values
+
+
+FEATURES = tuple(features(Candidate(0, 1.0, "commit", False, False, False, False, False, 0, 0, 0, False, 0, 0), True))
+
+
+@dataclass(frozen=True)
+class RankModel:
+    """A linear score over `features`; a missing weight counts zero."""
+
+    weights: dict[str, float]
+
+    def score(self, c: Candidate, introduction: bool) -> float:
+        return sum(self.weights.get(name, 0.0) * value for name, value in features(c, introduction).items())
+
+
+@cache
+def shipped_model() -> RankModel | None:
+    """The model fitted on bench/wiki_real, or None when the package ships none (hand weights then apply)."""
+    if not MODEL_PATH.exists():
+        return None
+    return RankModel({k: float(v) for k, v in json.loads(MODEL_PATH.read_text())["weights"].items()})

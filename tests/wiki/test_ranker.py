@@ -1,0 +1,65 @@
+"""The shipped history ranker (ranker.json), and what history questions now read: phrasing, named repos, hyphens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kloop.wiki.aliases import default_alias_table
+from kloop.wiki.git_ingest import GitIngester
+from kloop.wiki.intent import read_intent
+from kloop.wiki.ranker import FEATURES, MODEL_PATH, shipped_model
+from kloop.wiki.store import WikiStore
+from tests.wiki.conftest import GitRepo
+
+
+def test_the_shipped_model_weighs_every_feature_and_was_never_fitted_on_the_blind_split() -> None:
+    model = json.loads(MODEL_PATH.read_text())
+    assert set(model["weights"]) == set(FEATURES)  # a feature added or renamed since the fit needs a refit
+    assert "fresh5" not in model["fitted"]["splits"]
+    held_out = model["cross_validation"]["all"]
+    assert held_out["amd"]["n"] > 100 and held_out["nvidia"]["n"] > 80  # fitted on the real questions, not a toy
+    assert shipped_model() is not None
+
+
+def test_history_is_read_from_the_phrasing_whatever_the_verb() -> None:
+    aliases = default_alias_table()
+    for question in ("When did CK support grouped convolution forward on tensors larger than 2 GB?",
+                     "When could DeepGEMM launch its JIT kernels through the CUDA driver API?",
+                     "What first fused layer normalization into a GEMM as a single CK kernel?",
+                     "What moved the AMD backend into Triton's own tree?"):
+        assert read_intent(question, aliases).history, question
+    for question in ("When should I use stream-K?", "what tile size should I use for split-k on MI300",
+                     "what is the fastest fp8 gemm", "how do I avoid LDS bank conflicts"):
+        assert not read_intent(question, aliases).history, question
+
+
+def test_every_repository_a_question_names_counts() -> None:
+    intent = read_intent("When did DeepGEMM stop hand-writing its WGMMA wrappers and use CUTLASS's MMA atoms?",
+                         default_alias_table())
+    assert {r.lower() for r in intent.repos} >= {"deepgemm", "cutlass"}
+
+
+def test_a_hyphenated_word_finds_the_commit_that_writes_it_joined(repo: GitRepo, tmp_path: Path) -> None:
+    """composable_kernel's "gemm, conv perchannel quantization (#503)", asked about as "per-channel"."""
+    for i in range(12):  # older commits about quantized GEMMs, none per channel
+        repo.commit(f"Tune the int8 quantized GEMM, round {i} (#{400 + i})", {f"include/ck/gemm_q_{i}.hpp": "// q\n"},
+                    date=f"2022-10-{1 + i:02d}T00:00:00Z")
+    answer = repo.commit("gemm, conv perchannel quantization (#503)", {"include/ck/gemm_pc.hpp": "// p\n"},
+                         date="2022-12-01T00:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
+        GitIngester(store).ingest(repo.path, repo="ROCm/composable_kernel")
+        hits = store.search("Which commit added per-channel quantized GEMM to composable_kernel?", k=3)
+    assert hits[0].id == f"ROCm/composable_kernel@{answer[:12]}"
+
+
+def test_a_history_question_is_answered_by_the_model_with_probabilities(repo: GitRepo, tmp_path: Path) -> None:
+    """The ranker's scores are each candidate's softmax probability of being the answer; a card is not the commit."""
+    answer = repo.commit("Add the split-K GEMM with a separate reduction kernel (#1341)",
+                         {"include/ck/gemm_splitk_reduce.hpp": "// k\n"}, date="2024-07-19T00:00:00Z")
+    repo.commit("Tidy the GEMM examples (#1400)", {"example/gemm_xdl.cpp": "// e\n"}, date="2024-09-01T00:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite") as store:  # with the shipped cards (a split-K card among them)
+        GitIngester(store).ingest(repo.path, repo="ROCm/composable_kernel")
+        hits = store.search("Which commit added a split-K GEMM whose partial results are summed by a reduction?", k=5)
+    assert hits[0].id == f"ROCm/composable_kernel@{answer[:12]}"
+    assert all(0.0 <= h.score <= 1.0 for h in hits) and sum(h.score for h in hits) <= 1.0 + 1e-6
