@@ -11,6 +11,8 @@ FRESH4 (split "fresh4") by a fourth session before it changed anything; it chang
 fresh4 was scored once, blind, on the code it found.
 FRESH5 (split "fresh5") was written by a fifth session on 2026-12-02 and committed alone before it
 was ever scored.
+FRESH6 (split "fresh6") was written by a sixth session on 2026-12-02 and committed alone before it
+was ever scored.
 """
 
 from __future__ import annotations
@@ -410,6 +412,61 @@ FRESH5 = [
 ]
 
 
+# The sixth fresh set (split "fresh6"): written on 2026-12-02 by a sixth session and committed alone
+# before it was ever scored; no search was run while writing it. No answer sha is shared with the first
+# 284 rows (checked), no two fresh6 rows share one, and none asks about a thing they ask about. 16 rows
+# by -S (an identifier added to files that mostly existed), 24 by file creation (ROCm/triton's 5 all by
+# creation: its snapshot cannot run pickaxe).
+FRESH6 = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When did aiter get its own HIP kernel for group normalization?", added("aiter/ops/groupnorm.py")),
+    ("ROCm/aiter", "Which commit hooked the MORI library into aiter's distributed package for expert-parallel all-to-all (MoE dispatch and combine)?", added("aiter/dist/device_communicators/all2all.py")),
+    ("ROCm/aiter", "When could aiter's Triton kernels first be compiled ahead of time into code that a C++ program launches without Python?", added("aiter/aot")),
+    ("ROCm/aiter", "Where did aiter add per-model GEMM shape lists (Llama 70B and 405B, Qwen 32B) with a guide for tuning GEMMs at the model level?", added("aiter/configs/model_configs")),
+    ("ROCm/aiter", "When did aiter add `reshape_and_cache_with_pertoken_quant`, which quantizes keys and values per token while writing them into the paged KV cache?", pickaxe("reshape_and_cache_with_pertoken_quant", "aiter", "csrc")),
+    ("ROCm/aiter", "Since which commit can aiter be built without composable_kernel at all, by setting `ENABLE_CK=0`?", pickaxe("ENABLE_CK", "aiter", "csrc", "setup.py")),
+    ("ROCm/aiter", "Which commit gave aiter an RMSNorm that also quantizes its output to int8 with per-token scales computed on the fly, in the same kernel?", pickaxe("rmsnorm2d_fwd_with_dynamicquant", "aiter", "csrc")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "When did CK device operations get `GetTypeIdName()` and `GetTypeIdHashCode()`, so a client can tell one kernel instance from another?", added("client_example/14_instance_id")),
+    ("ROCm/composable_kernel", "When did ck_tile's attention get a step that appends new keys and values, optionally rotated with RoPE, to the KV cache before the forward pass?", pickaxe("fmha_fwd_appendkv", "include", "example")),
+    ("ROCm/composable_kernel", "When did composable_kernel first get code paths for RDNA4 (gfx12) GPUs?", pickaxe("gfx12", "include", "library")),
+    ("ROCm/composable_kernel", "Which commit added double-precision (FP64) GEMM to CK, built on the FP64 MFMA instruction?", added("library/src/tensor_operation_instance/gpu/gemm/device_gemm_xdl_f64_f64_f64_mk_nk_mn_instance.cpp")),
+    ("ROCm/composable_kernel", "Since when can composable_kernel be built for only a chosen set of data types, through the `DTYPES` CMake option?", pickaxe("DTYPES", "CMakeLists.txt")),
+    ("ROCm/composable_kernel", "When did composable_kernel first run 3D convolution forward?", added("example/10_conv3d_fwd_xdl")),
+    ("ROCm/composable_kernel", "Which commit added CK's codegen host library, which emits GEMM kernel source at runtime for a client such as MIGraphX to compile?", added("codegen")),
+    ("ROCm/composable_kernel", "When did CK first write its output through a C-shuffle epilogue, reordering the output tile in LDS before storing it to global memory?", pickaxe("CShuffle")),
+    # ROCm/triton
+    ("ROCm/triton", "When were block pointers (`tl.make_block_ptr` with `tl.advance`) added to Triton?", added("lib/Dialect/Triton/Transforms/RewriteTensorPointer.cpp")),
+    ("ROCm/triton", "Which commit introduced linear layouts, one representation meant to replace Triton's many special-case GPU layouts?", added("lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp")),
+    ("ROCm/triton", "When did Triton stop zero-filling a dot's accumulator before the loop and instead tell the MMA to ignore the accumulator on the first iteration?", added("lib/Dialect/TritonGPU/Transforms/OptimizeAccumulatorInit.cpp")),
+    ("ROCm/triton", "Which commit added `tl.dot_scaled`, a matmul on microscaled (MX) FP8 operands with their block scales?", added("third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/UpcastMXFPToLLVM.cpp")),
+    ("ROCm/triton", "When could Triton first print the SASS disassembly of a compiled kernel?", added("python/triton/tools/disasm.py")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "When did flashinfer's prefill get `allow_fp16_qk_reduction`, which accumulates the query-key dot products in fp16 for speed at some cost in accuracy?", pickaxe("allow_fp16_qk_reduction", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer first let its kernels use programmatic dependent launch, overlapping a kernel's prologue with the end of the previous kernel on Hopper and later?", pickaxe("enable_pdl", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "Since which commit can flashinfer's decode use a different data type for the queries than for the KV cache?", pickaxe("q_data_type", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "Which commit let flashinfer's decode kernel read a KV cache laid out heads-first (HND) as well as tokens-first (NHD)?", added("include/flashinfer/layout.cuh")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer replace CUDA's cp.async intrinsics with its own inline-PTX wrappers for asynchronous global-to-shared-memory copies?", added("include/flashinfer/cp_async.cuh")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add GEMM kernels written in cuTile (CUDA Tile Python) as a backend?", added("flashinfer/gemm/kernels/cutile")),
+    ("flashinfer-ai/flashinfer", "Which commit added `flashinfer collect-env`, a report of the GPU, driver, CUDA and library versions to attach to bug reports?", added("flashinfer/collect_env.py")),
+    ("flashinfer-ai/flashinfer", "Which commit added a persistent Triton GEMM that can be confined to a chosen number of SMs, so other work can run beside it on the same GPU (NanoFlow-style)?", added("flashinfer/triton/sm_constraint_gemm.py")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "When did CUTLASS first drive Volta's tensor cores with the mma.sync 8x8x4 instruction instead of WMMA?", added("cutlass/gemm/volta884_gemm_traits.h")),
+    ("NVIDIA/cutlass", "When did CUTLASS get SiLU and HardSwish as GEMM epilogue activations?", added("include/cutlass/epilogue/thread/linear_combination_silu.h")),
+    ("NVIDIA/cutlass", "Which commit added an example showing how another CMake project imports an installed CUTLASS with `find_package`?", added("examples/60_cutlass_import")),
+    ("NVIDIA/cutlass", "When did CUTLASS's collective builder learn to build a SIMT (CUDA-core, FP32) GEMM mainloop for Blackwell sm100?", pickaxe("sm100_make_simt_f32_tiled_mma", "include")),
+    ("NVIDIA/cutlass", "Which commit added a CuTe DSL FP8 GEMM for Hopper that periodically promotes partial sums into a second FP32 accumulator (2xAcc)?", added("examples/python/CuTeDSL/hopper/dense_gemm_fp8_2xacc.py")),
+    ("NVIDIA/cutlass", "When did CUTLASS ship its Operator API (`cutlass.operators`), a Python registry for finding and running CuTe DSL kernels?", added("operators")),
+    ("NVIDIA/cutlass", "Where did CUTLASS start its step-by-step Blackwell GEMM tutorial in CuTe DSL, beginning with fp16_gemm_0?", added("examples/python/CuTeDSL/blackwell/tutorial_gemm")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM start memoizing `get_best_configs`, so a GEMM shape seen before skips the config search?", pickaxe("lru_cache", "deep_gemm/jit_kernels/gemm.py")),
+    ("deepseek-ai/DeepGEMM", "Which commit changed how DeepGEMM finds the kernel's name in a compiled CUBIN's symbol table, accepting only entry functions?", pickaxe("STO_ENTRY")),
+    ("deepseek-ai/DeepGEMM", "Which commit fixed DeepGEMM's k-grouped FP8 GEMM on Hopper using the wrong group's TMA descriptor when the scheduler skips a group?", pickaxe("prefetched_next_group_idx")),
+    ("deepseek-ai/DeepGEMM", "Where did DeepGEMM work around an ABI breakage by walking its include directories without `std::filesystem::recursive_directory_iterator`?", pickaxe("collect_files")),
+    ("deepseek-ai/DeepGEMM", "Since which commit does `get_col_major_tma_aligned_tensor` accept plain 2-D scaling-factor tensors, not only batched 3-D ones?", pickaxe("x.shape[-2]")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -431,6 +488,7 @@ def main() -> None:
     rows += [(f"h{i + 1:02d}", "fresh3", *q) for i, q in enumerate(FRESH3)]
     rows += [(f"j{i + 1:02d}", "fresh4", *q) for i, q in enumerate(FRESH4)]
     rows += [(f"k{i + 1:02d}", "fresh5", *q) for i, q in enumerate(FRESH5)]
+    rows += [(f"m{i + 1:02d}", "fresh6", *q) for i, q in enumerate(FRESH6)]
     lines = []
     for qid, split, repo, question, command in rows:
         vendor, folder = REPOS[repo]
