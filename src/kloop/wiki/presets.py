@@ -26,17 +26,24 @@ class KnownRepo:
 
 KNOWN: tuple[KnownRepo, ...] = (
     KnownRepo("ROCm/aiter", "amd", ("aiter/**", "csrc/**", "hsa/**", "gradlib/**")),
-    KnownRepo("ROCm/composable_kernel", "amd",
-              ("include/ck/**", "include/ck_tile/**", "library/**", "example/**", "client_example/**")),
+    KnownRepo("ROCm/composable_kernel", "amd",  # composable_kernel/, device_operation/, host/: the layout until 2022
+              ("include/ck/**", "include/ck_tile/**", "library/**", "example/**", "client_example/**",
+               "composable_kernel/**", "device_operation/**", "host/**", "profiler/**", "codegen/**", "python/**"),
+              kernel_paths=("include/**", "library/**", "composable_kernel/**", "device_operation/**", "codegen/**",
+                            "python/**")),  # a kernel library: its instance generators are kernel engineering
     KnownRepo("ROCm/rocWMMA", "amd", ("library/include/**", "samples/**")),
     KnownRepo("ROCm/hipBLASLt", "amd", ("library/src/**", "tensilelite/**")),
     KnownRepo("ROCm/triton", "amd",  # python/perf-kernels: AMD's Triton kernels on its main_perf branch
               ("third_party/amd/**", "python/triton/**", "python/tutorials/**", "python/perf-kernels/**"),
-              kernel_paths=("third_party/amd/**",)),  # the AMD backend's passes (LDS, pipelining, buffer ops)
+              # the AMD backend's passes (LDS, pipelining, buffer ops); every tutorial is a Triton kernel
+              kernel_paths=("third_party/amd/**", "python/tutorials/**")),
     KnownRepo("ROCm/flash-attention", "amd", ("csrc/**", "flash_attn/**")),
     KnownRepo("NVIDIA/cutlass", "nvidia",
-              ("include/cutlass/**", "include/cute/**", "examples/**", "python/CuTeDSL/**", "tools/library/**")),
-    KnownRepo("flashinfer-ai/flashinfer", "nvidia", ("include/flashinfer/**", "csrc/**", "flashinfer/**")),
+              ("include/cutlass/**", "include/cute/**", "examples/**", "python/**", "tools/library/**",
+               "tools/profiler/**", "cutlass_compiler/**"),
+              kernel_paths=("include/**", "cutlass_compiler/**")),  # the CuTe IR compiler since 2026
+    KnownRepo("flashinfer-ai/flashinfer", "nvidia",  # include/*.cuh and python/: the layout of 2023-2024
+              ("include/**", "csrc/**", "flashinfer/**", "python/**")),
     KnownRepo("deepseek-ai/DeepGEMM", "nvidia", ()),
     KnownRepo("Dao-AILab/flash-attention", "nvidia", ("csrc/**", "hopper/**", "flash_attn/**")),
     KnownRepo("HazyResearch/ThunderKittens", "nvidia", ("include/**", "kernels/**")),

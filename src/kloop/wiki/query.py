@@ -31,6 +31,12 @@ def compounds(text: str) -> list[list[str]]:
     return [tokens_of(word) for word in _COMPOUND.findall(text)]
 
 
+def adjacent_pairs(tokens: list[str], drop: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """Neighbouring content words, which names and titles often write as one ("Maxpool", "groupnorm", "allgather")."""
+    content = [len(t) > 1 and t.isalpha() and t not in STOPWORDS and t not in drop for t in tokens]
+    return [(tokens[i], tokens[i + 1]) for i in range(len(tokens) - 1) if content[i] and content[i + 1]]
+
+
 @dataclass
 class ParsedQuery:
     """A query split into quoted FTS5 phrases (typed words, alias alternatives) and inline filters."""

@@ -32,7 +32,7 @@ from kloop.wiki.intent import (
     Intent,
     read_intent,
 )
-from kloop.wiki.query import STOPWORDS, compounds, parse_query, quote
+from kloop.wiki.query import STOPWORDS, adjacent_pairs, compounds, parse_query, quote
 from kloop.wiki.ranker import Candidate, RankModel
 from kloop.wiki.schema import Hit, Source
 
@@ -42,6 +42,9 @@ from kloop.wiki.schema import Hit, Source
 # the answer even when its subject is "CUTLASS 3.2".
 COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 2.0, 1.0, 0.4)
 INTRO_COLUMN_WEIGHTS = (10.0, 5.0, 1.0, 2.0, 6.0, 0.4)
+# History questions also take the TITLE_CANDIDATES entries whose titles alone match best.
+TITLE_COLUMN_WEIGHTS = (1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+TITLE_CANDIDATES = 50
 
 
 def rank_function(weights: tuple[float, ...]) -> str:
@@ -213,24 +216,48 @@ class FtsSearch:
         passes = (
             (parsed.clauses, 1.0, ROW_BUDGET),
             (synonyms, SYNONYM_WEIGHT, ROW_BUDGET // 2),
+            (self._joined(query, parsed.clauses) if intent.history else [], SYNONYM_WEIGHT, ROW_BUDGET // 2),
             (related, EXPANSION_WEIGHT, ROW_BUDGET // 2),
         )
+        weights = INTRO_COLUMN_WEIGHTS if intent.introduction else COLUMN_WEIGHTS
         for phrases, weight, budget in passes:
             if not phrases:
                 continue
             kept, capped = self._plan(phrases, budget)
-            weights = INTRO_COLUMN_WEIGHTS if intent.introduction else COLUMN_WEIGHTS
             for rowid, rank in self._rank(" OR ".join(kept), where, params, pool, capped, budget, query, weights):
                 scores[rowid] = scores.get(rowid, 0.0) - weight * rank
         title_groups = self._title_groups(query) if intent.history else []
+        if intent.history and parsed.clauses:
+            # commits whose titles match best join too, however long the bodies that outrank them
+            # ("Tkw1 (#236)", "Gemm+Bilinear (#316)": the terse first commit of a technique)
+            kept, capped = self._plan(parsed.clauses + synonyms, ROW_BUDGET)
+            titled = self._rank(" OR ".join(kept), where, params, TITLE_CANDIDATES, capped, ROW_BUDGET, query,
+                                TITLE_COLUMN_WEIGHTS)
+            self._join([rowid for rowid, _ in titled if rowid not in scores], passes, scores, weights)
         if intent.introduction and (makers := self._first_makers(title_groups, where, params, scores)):
             # the oldest commits whose created files spell every word asked about join the candidates,
             # scored by the same passes: a short first commit BM25 ranks below hundreds of reworks
-            for phrases, weight, _ in passes:
-                if phrases:
-                    for rowid, rank in self._rank_rows(" OR ".join(phrases), makers, INTRO_COLUMN_WEIGHTS):
-                        scores[rowid] = scores.get(rowid, 0.0) - weight * rank
+            self._join(makers, passes, scores, INTRO_COLUMN_WEIGHTS)
         return Pool(intent, scores, title_groups, parsed.terms)
+
+    @staticmethod
+    def _joined(query: str, typed: list[str]) -> list[str]:
+        """Neighbouring content words run together, as names and titles write them ("Maxpool", "groupnorm")."""
+        words = [t for t in tokens_of(query) if t not in QUESTION_ONLY]
+        pairs = adjacent_pairs(words, HISTORY_WORDS | INTRO_WORDS | AUXILIARIES)
+        return [p for p in dict.fromkeys(quote([a + b]) for a, b in pairs) if p not in typed][:MAX_ALTERNATIVES]
+
+    def _join(
+        self, rowids: list[int], passes: tuple[tuple[list[str], float, int], ...], scores: dict[int, float],
+        weights: tuple[float, ...],
+    ) -> None:
+        """Add these rows to the candidates, scored by the same passes as the rest."""
+        if not rowids:
+            return
+        for phrases, weight, _ in passes:
+            if phrases:
+                for rowid, rank in self._rank_rows(" OR ".join(phrases), rowids, weights):
+                    scores[rowid] = scores.get(rowid, 0.0) - weight * rank
 
     def _first_makers(
         self, groups: list[list[list[str]]], where: str, params: list[str], scores: dict[int, float]
@@ -314,8 +341,9 @@ class FtsSearch:
         first = _first_creator(files, when_of)
         asked = {r.replace("-", "_") for r in intent.repos}
         spelled = self._spelled(title_groups, list(scores), query)
+        titles = {r[0]: title_coverage(r[7], want) for r in rows if title_groups and r[1] not in ("card", "doc")}
         candidates = []
-        for rowid, kind, labels, vendor, repo, _, breadth, title, _, body in rows:
+        for rowid, kind, labels, vendor, repo, _, breadth, _, _, body in rows:
             short = repo.lower().rsplit("/", 1)[-1].replace("-", "_") if repo else ""
             is_entry = kind not in ("card", "doc")
             candidates.append(Candidate(
@@ -326,7 +354,7 @@ class FtsSearch:
                 same_repo=short in asked,
                 other_repo=bool(asked) and is_entry and bool(short) and short not in asked,
                 older=older[when_of[rowid]] if when_of[rowid] is not None else 0.0,
-                title=title_coverage(title, want) if title_groups and is_entry else 0.0,
+                title=titles.get(rowid, 0.0),
                 file=files.get(rowid, 0.0), first=rowid == first, breadth=breadth or 0, body=body or 0,
                 spelled=spelled.get(rowid, 0.0),
             ))
