@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kloop.errors import BadInput
-from kloop.wiki.git_ingest import GitIngester
+from kloop.wiki.git_ingest import IDENTIFIER_CHARS, IDENTIFIER_PREFIX, GitIngester
 from kloop.wiki.store import WikiStore
 
 APACHE = "                                 Apache License\n                           Version 2.0, January 2004\n"
@@ -96,7 +96,9 @@ def test_huge_diff_excerpt_is_bounded(repo, store: WikiStore) -> None:
     big = repo.commit("Generate huge lookup table kernel", {"kernels/huge.cu": huge})
     GitIngester(store, excerpt_chars=800).ingest(repo.path, repo="r")
     entry = store.get(f"r@{sha[:12]}")
-    assert 0 < len(entry.excerpt) <= 800
+    diff, _, names = entry.excerpt.partition(IDENTIFIER_PREFIX)
+    assert 0 < len(diff) <= 800
+    assert "float" in names.split() and len(names) <= IDENTIFIER_CHARS  # the names it adds, bounded too
     assert entry.stats["added"] == 2_500
     generated = store.get(f"r@{big[:12]}")
     assert "float" not in generated.excerpt and generated.stats["added"] == 0

@@ -41,3 +41,26 @@ def test_every_source_file_of_a_compiler_backend_counts_in_its_preset(tmp_path: 
     rules = KernelPathRules(kernel_globs=["third_party/amd/**"]).matcher()
     assert rules("third_party/amd/lib/Dialect/TritonAMDGPU/IR/Dialect.cpp") and not rules("lib/Analysis/Alias.cpp")
     assert not KernelPathRules().matcher()("third_party/amd/lib/TritonAMDGPUToLLVM/BufferOpsEmitter.cpp")
+
+
+def test_presets_read_the_layouts_a_repository_had_before(tmp_path: Path, store: WikiStore) -> None:
+    """CK kept its kernels under composable_kernel/ until 2022, flashinfer its headers in include/ until 2023:
+    the commits that introduced magic-number division or FP8 vector types live there, and were never ingested."""
+    ck = GitRepo(tmp_path / "clones" / "ROCm+composable_kernel" / "repo")
+    magic = ck.commit("Initial implementation of magic number division (#28)",
+                      {"composable_kernel/include/utility/magic_division.hpp": "// magic\n"})
+    generator = ck.commit("Make the library which generates CK instances for inductor",
+                          {"python/ck4inductor/universal_gemm/gen_instances.py": "# gen\n"})
+    script = ck.commit("Outside the preset paths", {"script/tool.cpp": "t\n"})
+    flashinfer = GitRepo(tmp_path / "clones" / "flashinfer-ai+flashinfer" / "repo")
+    e4m3 = flashinfer.commit("initial support of e4m3", {"include/vec_dtypes.cuh": "// e4m3\n"})
+    tutorial_repo = GitRepo(tmp_path / "clones" / "ROCm+triton" / "repo")
+    tutorial = tutorial_repo.commit("[TUTORIALS] persistent kernel - fp8 matmul (#4099)",
+                                    {"python/tutorials/09-persistent-fp8-matmul.py": "# t\n"})
+    build_preset(store, tmp_path / "clones", "amd")
+    build_preset(store, tmp_path / "clones", "nvidia")
+    assert store.get(f"ROCm/composable_kernel@{magic[:12]}") is not None
+    assert store.get(f"ROCm/composable_kernel@{generator[:12]}") is not None  # a kernel library's instance generator
+    assert store.get(f"ROCm/composable_kernel@{script[:12]}") is None
+    assert store.get(f"flashinfer-ai/flashinfer@{e4m3[:12]}") is not None
+    assert store.get(f"ROCm/triton@{tutorial[:12]}") is not None  # every tutorial is a Triton kernel

@@ -9,6 +9,7 @@ from kloop.wiki.aliases import default_alias_table
 from kloop.wiki.git_ingest import GitIngester
 from kloop.wiki.intent import read_intent
 from kloop.wiki.ranker import FEATURES, MODEL_PATH, shipped_model
+from kloop.wiki.search import named_identifiers
 from kloop.wiki.store import WikiStore
 from tests.wiki.conftest import GitRepo
 
@@ -63,3 +64,37 @@ def test_a_history_question_is_answered_by_the_model_with_probabilities(repo: Gi
         hits = store.search("Which commit added a split-K GEMM whose partial results are summed by a reduction?", k=5)
     assert hits[0].id == f"ROCm/composable_kernel@{answer[:12]}"
     assert all(0.0 <= h.score <= 1.0 for h in hits) and sum(h.score for h in hits) <= 1.0 + 1e-6
+
+
+def test_the_commit_whose_diff_added_a_name_the_question_gives_is_a_candidate_marked_first(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A name in the question (`get_best_configs`) brings the oldest commits whose diffs added it, however far
+    BM25 ranks them; the oldest is marked for the ranker (`first_named`), not the newer ones that only call it."""
+    repo.commit("Initial JIT tuner", {"deep_gemm/jit/tuner.py": "def get_config(m, n):\n    return (m, n)\n"},
+                date="2025-02-25T00:00:00Z")
+    answer = repo.commit("add lru-cache to avoid repeated calculation",
+                         {"deep_gemm/jit/tuner.py": "import functools\n\n@functools.lru_cache\n"
+                          "def get_best_configs(m, n):\n    return (m, n)\n"}, date="2025-03-01T00:00:00Z")
+    caller = repo.commit("Call the tuner from the GEMM", {"deep_gemm/gemm.py": "cfg = get_best_configs(64, 128)\n"},
+                         date="2025-03-05T00:00:00Z")
+    for i in range(30):  # newer commits whose titles say more about configs and shapes
+        repo.commit(f"Support more shapes in the configs search, round {i}",
+                    {f"deep_gemm/jit/shapes_{i}.py": f"SHAPES_{i} = [(64, {i})]\n"},
+                    date=f"2025-04-{1 + i % 28:02d}T{i % 24:02d}:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite", seed_cards=False) as store:
+        GitIngester(store).ingest(repo.path, repo="deepseek-ai/DeepGEMM")
+        assert "get_best_configs" in store.get(f"deepseek-ai/DeepGEMM@{answer[:12]}").excerpt
+        _, _, found = store.candidates("When did DeepGEMM start memoizing `get_best_configs`?")
+    marked = {sha[:12]: c for sha, c in found}
+    assert marked[answer[:12]].names == 1.0 and marked[answer[:12]].first_named
+    assert marked[caller[:12]].names == 1.0 and not marked[caller[:12]].first_named
+    assert sum(c.first_named for c in marked.values()) == 1
+
+
+def test_names_a_question_gives_are_read_from_backticks_and_code_shapes() -> None:
+    assert named_identifiers("by setting `ENABLE_CK=0`?") == [("enable", "ck")]
+    assert named_identifiers("When were block pointers (`tl.make_block_ptr`) added?") == [("make", "block", "ptr")]
+    assert named_identifiers("CK's SpaceFillingCurve utility for threadwise_copy") == [("spacefillingcurve",),
+                                                                                       ("threadwise", "copy")]
+    assert named_identifiers("When did CK add an fp8 GEMM for MI300?") == []

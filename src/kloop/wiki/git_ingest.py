@@ -117,6 +117,25 @@ def path_terms(paths: list[str], tests: list[str], limit: int = PATH_TERM_CHARS,
     return (text[:limit] + ("\ntests: " + test_words[: limit // 4] if test_words else "")).strip()
 
 
+# The names a diff adds follow its excerpt on a line of their own, bounded like the excerpt.
+IDENTIFIER_PREFIX = "\nidentifiers added: "
+IDENTIFIER_CHARS = 4000
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def identifier_line(names: list[str]) -> str:
+    """The names a commit's diff adds, as searchable words: each name, and a camelCase name also as its words
+    (SpaceFillingCurve: space filling curve), so "the space-filling curve utility" finds the commit that wrote it."""
+    if not names:
+        return ""
+    words = []
+    for name in names:
+        words.append(name)
+        if (parts := _CAMEL.findall(name)) and len(parts) > 1 and not name.isupper() and "_" not in name:
+            words += [p.lower() for p in parts]
+    return IDENTIFIER_PREFIX + " ".join(words)[:IDENTIFIER_CHARS].rsplit(" ", 1)[0]
+
+
 def introduced(files: list[FileChange], is_kernel) -> list[str]:
     """Kernel files the commit created; a file deleted elsewhere in the same commit was moved, not created."""
     gone = {f.path.rsplit("/", 1)[-1] for f in files if f.status == "D"}
@@ -269,7 +288,7 @@ class GitIngester:
             excerpts = pending.result()
         for commit, entry in zip(fresh, entries, strict=True):
             excerpt = excerpts.get(commit.sha, Excerpt())
-            entry.excerpt = excerpt.text
+            entry.excerpt = excerpt.text + identifier_line(excerpt.identifiers)
             entry.stats["added"], entry.stats["deleted"] = excerpt.added, excerpt.deleted
         report.entries_added += self.store.add(entries, replace=False)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import re
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -259,6 +260,12 @@ class Excerpt:
     text: str = ""
     added: int = 0
     deleted: int = 0
+    identifiers: list[str] = field(default_factory=list)  # names its added lines bring, not ones it only moves
+
+
+# Names worth indexing: four characters or more (not loop counters), at most MAX_IDENTIFIERS per commit.
+_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{3,}")
+MAX_IDENTIFIERS = 300
 
 
 # Diff lines that carry no change: file headers and metadata.
@@ -307,20 +314,25 @@ def _read_patches(proc: subprocess.Popen, out: dict[str, Excerpt], max_chars: in
     current: Excerpt | None = None
     parts: list[str] = []
     size = 0
+    brought: dict[bytes, None] = {}
+    dropped: set[bytes] = set()
     for raw in proc.stdout:
         if raw.startswith(RECORD):
             if current is not None:
                 current.text = "\n".join(parts)[:max_chars]
+                current.identifiers = _names(brought, dropped)
             sha = raw[1:].strip().decode("ascii", "replace")
-            current, parts, size = out.setdefault(sha, Excerpt()), [], 0
+            current, parts, size, brought, dropped = out.setdefault(sha, Excerpt()), [], 0, {}, set()
             begun.append(sha)
             continue
         if current is None or not raw.strip() or raw.startswith(_SKIP):
             continue
         if raw.startswith(b"+"):
             current.added += 1
+            brought.update(dict.fromkeys(_NAME.findall(raw)))
         elif raw.startswith(b"-"):
             current.deleted += 1
+            dropped.update(_NAME.findall(raw))
         if size >= max_chars:
             continue
         if raw.startswith(b"diff --git"):
@@ -333,5 +345,12 @@ def _read_patches(proc: subprocess.Popen, out: dict[str, Excerpt], max_chars: in
         size += len(text) + 1
     if current is not None:
         current.text = "\n".join(parts)[:max_chars]
+        current.identifiers = _names(brought, dropped)
     proc.stdout.close()
     return begun
+
+
+def _names(brought: dict[bytes, None], dropped: set[bytes]) -> list[str]:
+    """The names a diff's added lines bring that its deleted lines did not have (a move brings none)."""
+    names = (n.decode("ascii") for n in brought if n not in dropped)
+    return [n for _, n in zip(range(MAX_IDENTIFIERS), names, strict=False)]

@@ -49,7 +49,7 @@ class ParsedQuery:
     synonyms: list[str] = field(default_factory=list)  # other spellings of what was typed
 
 
-def quote(phrase_tokens: list[str]) -> str:
+def quote(phrase_tokens: list[str] | tuple[str, ...]) -> str:
     """One FTS5 phrase from already-alphanumeric tokens."""
     return '"' + " ".join(phrase_tokens) + '"'
 

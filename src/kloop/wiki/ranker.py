@@ -42,6 +42,8 @@ class Candidate:
     breadth: int  # length of the entry's path words
     body: int  # length of its body
     spelled: float = 0.0  # share of the question's content groups it spells anywhere
+    names: float = 0.0  # share of the identifiers the question gives that its diff spells
+    first_named: bool = False  # the oldest of the candidates whose diffs spell most of those identifiers
 
     @property
     def is_card(self) -> bool:
@@ -59,6 +61,8 @@ def features(c: Candidate, introduction: bool) -> dict[str, float]:
         "title_all": commit * float(c.title >= 1.0),
         "spelled": c.spelled,
         "spelled_all": float(c.spelled >= 1.0),
+        "names": c.names,
+        "first_named": float(c.first_named),
         "file": commit * c.file,
         "first": float(c.first),
         "older": commit * c.older,

@@ -91,6 +91,8 @@ KINDS = ("pr", "commit", "card", "doc")
 # content groups join the candidates.
 MAKERS = 5
 MAKERS_MIN_GROUPS = 2
+# A name the question gives brings the oldest NAME_BEARERS entries whose diffs spell it.
+NAME_BEARERS = 3
 # Content groups checked one by one for where each candidate spells them (a query each, ~6 ms).
 MAX_SPELLED_GROUPS = 8
 # Auxiliary verbs: no title or file name spells them (kept in the BM25 terms, where dropping them tied).
@@ -126,6 +128,13 @@ def instant(date: str | None) -> float | None:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
+def _oldest_best(values: dict[int, float], dates: dict[int, float | None]) -> int | None:
+    """The oldest dated candidate among those with the highest value (none when no value is above zero)."""
+    best = max(values.values(), default=0.0)
+    tied = [rowid for rowid, value in values.items() if best > 0 and value == best and dates.get(rowid)]
+    return min(tied, key=lambda rowid: dates[rowid], default=None)
+
+
 def _first_creator(files: dict[int, float], dates: dict[int, float | None]) -> int | None:
     """The oldest candidate among those whose created files spell the question best: the introduction."""
     best = max(files.values(), default=0.0)
@@ -157,6 +166,20 @@ def _hand_factor(c: Candidate, intent: Intent, titled: bool) -> float:
     return factor
 
 
+_BACKTICKED = re.compile(r"`([^`]+)`")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+_CODE_SHAPED = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]")
+
+
+def named_identifiers(query: str, repositories: frozenset[str] = frozenset()) -> list[tuple[str, ...]]:
+    """Identifiers a question gives: names in backticks, and snake_case or camelCase words anywhere
+    except the names of repositories (DeepGEMM is camelCase too)."""
+    quoted = [n for text in _BACKTICKED.findall(query) for n in _NAME.findall(text)]
+    shaped = [n for n in _NAME.findall(_BACKTICKED.sub(" ", query)) if _CODE_SHAPED.search(n)]
+    names = (tuple(tokens_of(n)) for n in quoted + shaped if "".join(tokens_of(n)) not in repositories)
+    return [tokens for tokens in dict.fromkeys(names) if tokens]
+
+
 def _softmax(scores: dict[int, float]) -> dict[int, float]:
     """The model's scores as each candidate's probability of being the answer, among the candidates."""
     top = max(scores.values())
@@ -173,6 +196,7 @@ class Pool:
     scores: dict[int, float]
     groups: list[list[list[str]]]  # the question's content words as spellings (history questions only)
     terms: list[str]  # what snippets mark
+    names: list[tuple[str, ...]]  # identifiers the question gives, as token lists
 
 
 class FtsSearch:
@@ -208,7 +232,7 @@ class FtsSearch:
         merged = {**parsed.filters, **{key: value for key, value in filters.items() if value}}
         where, params = self.filter_sql(merged)
         if not parsed.clauses:
-            return Pool(intent, {}, [], parsed.terms)
+            return Pool(intent, {}, [], parsed.terms, [])
         pool = max(CANDIDATES, 2 * k)
         scores: dict[int, float] = {}
         synonyms = parsed.synonyms[:MAX_ALTERNATIVES]
@@ -234,11 +258,19 @@ class FtsSearch:
             titled = self._rank(" OR ".join(kept), where, params, TITLE_CANDIDATES, capped, ROW_BUDGET, query,
                                 TITLE_COLUMN_WEIGHTS)
             self._join([rowid for rowid, _ in titled if rowid not in scores], passes, scores, weights)
+        names = named_identifiers(query, self._repo_names()) if intent.history else []
+        if names:
+            # the oldest commits whose diffs spell a name the question gives (`get_best_configs`) join too
+            self._join(self._name_bearers(names, where, params, scores), passes, scores, weights)
         if intent.introduction and (makers := self._first_makers(title_groups, where, params, scores)):
             # the oldest commits whose created files spell every word asked about join the candidates,
             # scored by the same passes: a short first commit BM25 ranks below hundreds of reworks
             self._join(makers, passes, scores, INTRO_COLUMN_WEIGHTS)
-        return Pool(intent, scores, title_groups, parsed.terms)
+        return Pool(intent, scores, title_groups, parsed.terms, names)
+
+    def _repo_names(self) -> frozenset[str]:
+        """The alias table's repository names, run together (composablekernel, deepgemm)."""
+        return frozenset("".join(tokens_of(name)) for name in self.aliases.repo_vendor)
 
     @staticmethod
     def _joined(query: str, typed: list[str]) -> list[str]:
@@ -246,6 +278,19 @@ class FtsSearch:
         words = [t for t in tokens_of(query) if t not in QUESTION_ONLY]
         pairs = adjacent_pairs(words, HISTORY_WORDS | INTRO_WORDS | AUXILIARIES)
         return [p for p in dict.fromkeys(quote([a + b]) for a, b in pairs) if p not in typed][:MAX_ALTERNATIVES]
+
+    def _name_bearers(self, names: list[tuple[str, ...]], where: str, params: list[str], scores: dict[int, float]) -> list[int]:
+        """The oldest NAME_BEARERS entries, not yet candidates, whose diff spells each name the question gives."""
+        join = "JOIN entry_filters e ON e.rowid = entries_fts.rowid " if where else ""
+        sql = (
+            f"SELECT entries_fts.rowid FROM entries_fts JOIN entries d ON d.rowid = entries_fts.rowid {join}"
+            f"WHERE entries_fts MATCH ? {where} AND d.date IS NOT NULL ORDER BY julianday(d.date) LIMIT ?"
+        )
+        found: list[int] = []
+        for name in names:
+            expression = "excerpt : " + quote(name)
+            found += [r[0] for r in self._execute(sql, [expression, *params, NAME_BEARERS], expression)]
+        return [rowid for rowid in dict.fromkeys(found) if rowid not in scores]
 
     def _join(
         self, rowids: list[int], passes: tuple[tuple[list[str], float, int], ...], scores: dict[int, float],
@@ -341,6 +386,8 @@ class FtsSearch:
         first = _first_creator(files, when_of)
         asked = {r.replace("-", "_") for r in intent.repos}
         spelled = self._spelled(title_groups, list(scores), query)
+        named = self._named(pool.names, list(scores), query)
+        first_named = _oldest_best(named, when_of)
         titles = {r[0]: title_coverage(r[7], want) for r in rows if title_groups and r[1] not in ("card", "doc")}
         candidates = []
         for rowid, kind, labels, vendor, repo, _, breadth, _, _, body in rows:
@@ -356,9 +403,21 @@ class FtsSearch:
                 older=older[when_of[rowid]] if when_of[rowid] is not None else 0.0,
                 title=titles.get(rowid, 0.0),
                 file=files.get(rowid, 0.0), first=rowid == first, breadth=breadth or 0, body=body or 0,
-                spelled=spelled.get(rowid, 0.0),
+                spelled=spelled.get(rowid, 0.0), names=named.get(rowid, 0.0), first_named=rowid == first_named,
             ))
         return candidates
+
+    def _named(self, names: list[tuple[str, ...]], rowids: list[int], query: str) -> dict[int, float]:
+        """Share of the identifiers the question gives that each candidate's diff spells."""
+        if not names or not rowids:
+            return {}
+        marks = ", ".join("?" * len(rowids))
+        sql = f"SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? AND rowid IN ({marks})"
+        counts: dict[int, int] = {}
+        for name in names[:MAX_SPELLED_GROUPS]:
+            for (rowid,) in self._execute(sql, ["excerpt : " + quote(name), *rowids], query):
+                counts[rowid] = counts.get(rowid, 0) + 1
+        return {rowid: n / min(len(names), MAX_SPELLED_GROUPS) for rowid, n in counts.items()}
 
     def _spelled(self, groups: list[list[list[str]]], rowids: list[int], query: str) -> dict[int, float]:
         """Share of the question's content groups each candidate spells anywhere (title, body, paths, diff)."""
