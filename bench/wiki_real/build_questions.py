@@ -13,6 +13,8 @@ FRESH5 (split "fresh5") was written by a fifth session on 2026-12-02 and committ
 was ever scored.
 FRESH6 (split "fresh6") was written by a sixth session on 2026-12-02 and committed alone before it
 was ever scored.
+FRESH7 (split "fresh7") was written by a seventh session on 2026-12-02 and committed alone before it
+was ever scored.
 """
 
 from __future__ import annotations
@@ -467,6 +469,61 @@ FRESH6 = [
 ]
 
 
+# The seventh fresh set (split "fresh7"): written on 2026-12-02 by a seventh session and committed alone
+# before it was ever scored; no search was run while writing it. No answer sha is shared with the first
+# 324 rows (checked), no two fresh7 rows share one, and none asks about a thing they ask about. 15 rows
+# by -S (an identifier added to files that mostly existed), 25 by file creation (ROCm/triton's 5 all by
+# creation: its snapshot cannot run pickaxe).
+FRESH7 = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When did aiter first ship a LayerNorm kernel written in hand-tuned assembly?", added("hsa/layer_norm.co")),
+    ("ROCm/aiter", "Which commit let aiter's assembly paged-attention and fused-MoE kernels take fp16 inputs, not only bf16?", added("hsa/fmoe_f16.co")),
+    ("ROCm/aiter", "When did aiter add element-wise unary operators such as sigmoid and tanh as HIP kernels?", added("csrc/kernels/unary_operator.cu")),
+    ("ROCm/aiter", "Since which commit can aiter's fused MoE and MoE sorting take an `expert_mask`, so that under expert parallelism each GPU computes only its local experts?", pickaxe("expert_mask", "aiter", "csrc")),
+    ("ROCm/aiter", "Which commit gave aiter's Triton flash attention a backward pass fused into a single kernel (`mha_onekernel_bwd`)?", added("aiter/ops/triton/mha_onekernel_bwd.py")),
+    ("ROCm/aiter", "When did aiter add `get_mla_metadata_v1`, which plans how MLA decode splits each sequence's KV cache across work groups, with a reduce kernel that merges the partial results?", pickaxe("get_mla_metadata_v1", "aiter", "csrc")),
+    ("ROCm/aiter", "Where did aiter get a `flash_attn_func` backend for RDNA4 consumer GPUs (gfx1201)?", added("aiter/ops/flydsl/kernels/flash_attn_func_gfx1201.py")),
+    ("ROCm/aiter", "Which commit added a fused kernel for DeepSeek-V4's compressed attention (its CSA and HCA paths)?", added("aiter/ops/flydsl/kernels/fused_compress_attn.py")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "When did composable_kernel pull the main loop of its XDL GEMM out into a separate gridwise pipeline class (`GridwiseGemmPipeline_v1`)?", pickaxe("GridwiseGemmPipeline_v1")),
+    ("ROCm/composable_kernel", "What first made composable_kernel drive AMD's matrix cores through MFMA (xdlops) instructions?", added("composable_kernel/include/utility/amd_xdlops.hpp")),
+    ("ROCm/composable_kernel", "When did composable_kernel's unit tests move to the GoogleTest framework?", added("cmake/googletest.cmake")),
+    ("ROCm/composable_kernel", "Which commit set up composable_kernel's documentation build with Sphinx and Doxygen?", added("docs/Doxyfile")),
+    ("ROCm/composable_kernel", "Which commit introduced `DeviceGemm_Xdl_CShuffleV2`, a GEMM with a new blockwise pipeline tuned for MI200 and MI300?", pickaxe("DeviceGemm_Xdl_CShuffleV2", "include")),
+    ("ROCm/composable_kernel", "When did CK add the `ConvScale` element-wise operation, which applies input, weight and output scales when a convolution writes FP8 output?", pickaxe("ConvScale", "include")),
+    ("ROCm/composable_kernel", "When did CK's grouped convolution forward learn to merge several groups into one GEMM, to speed up convolutions with many small groups such as depthwise ones?", pickaxe("NumGroupsToMerge", "include")),
+    # ROCm/triton
+    ("ROCm/triton", "When did Triton replace Triton-C with kernels written as Python functions decorated with `@triton.jit`?", added("python/triton/code_gen.py")),
+    ("ROCm/triton", "Which commit started ROCm support in Triton's MLIR-based backend, compiling a first (empty) kernel to an AMD HSACO code object?", added("lib/Target/HSACO/HSACOTranslation.cpp")),
+    ("ROCm/triton", "When did Triton start emitting source line information in compiled kernels, so profilers can map instructions back to Python lines?", added("lib/Target/LLVMIR/LLVMDIScope.cpp")),
+    ("ROCm/triton", "Which commit first brought NVIDIA Hopper support (wgmma, TMA, warp specialization) into Triton?", added("lib/Conversion/TritonGPUToLLVM/DotOpToLLVM/WGMMA.cpp")),
+    ("ROCm/triton", "Where was the pass added that unrolls loops annotated with `tt.loop_unroll_factor` in Triton?", added("lib/Dialect/Triton/Transforms/LoopUnroll.cpp")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "When did flashinfer get its first prefill attention kernel, together with the permuted shared-memory layout (`permuted_smem.cuh`) it loads tiles through?", added("include/flashinfer/permuted_smem.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit gave flashinfer its own inline-PTX fast-math helpers (approximate exp2, butterfly shuffle) for the softmax in its attention kernels?", added("include/flashinfer/math.cuh")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer first expose its single-request prefill and decode kernels to PyTorch?", added("python/flashinfer/ops")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer's decode stop relying on a cooperative kernel with a grid-wide sync, and instead split the KV cache along the sequence and merge the partial results in a second kernel?", pickaxe("partition_kv", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "Which commit added a CUTLASS grouped GEMM for Blackwell that multiplies MXFP8 activations by MXFP4 weights?", added("csrc/group_gemm_mxfp4_groupwise_sm100.cu")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer start shipping its precompiled kernel modules as a separate `flashinfer-jit-cache` package?", added("flashinfer-jit-cache")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add `top_k_page_table_transform`, a fused top-k that turns the sparse-attention indexer's scores (DeepSeek DSA) straight into page-table entries?", pickaxe("top_k_page_table_transform", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "Which commit added `.fi_trace`, which describes a flashinfer API call as a portable JSON workload definition for replay and benchmarking?", pickaxe("fi_trace", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add a weight-only GEMM with BF16 activations and FP4 weights (W4A16) for RTX Blackwell (SM120/SM121), with cuDNN and CuTe DSL backends?", added("flashinfer/gemm/gemm_bf16_fp4.py")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "Which CUTLASS release first supported strided batched GEMM?", added("examples/03_strided_batched_gemm")),
+    ("NVIDIA/cutlass", "When did CUTLASS's fused multi-head attention example get a backward pass?", added("examples/41_fused_multi_head_attention/kernel_backward.h")),
+    ("NVIDIA/cutlass", "When did CUTLASS start shipping version macros in `cutlass/version.h`, so user code can handle API changes between releases?", added("include/cutlass/version.h")),
+    ("NVIDIA/cutlass", "Which CUTLASS release let CuTe DSL JIT functions be called through Apache TVM-FFI, to cut host-side launch overhead?", pickaxe("tvm_ffi", "python")),
+    ("NVIDIA/cutlass", "When did CUTLASS add a CuTe DSL Blackwell GEMM example that prefetches with TMA to hide DRAM latency in latency-bound cases?", added("examples/python/CuTeDSL/blackwell/dense_gemm_persistent_prefetch.py")),
+    ("NVIDIA/cutlass", "Which commit introduced CuTe DSL's experimental Primitives API, a lower-level layer beneath CuTe that wraps NVVM operations for programming tensor cores directly?", added("python/CuTeDSL/cutlass/experimental/primitives")),
+    ("NVIDIA/cutlass", "When did CuTe get `SM75_16x8x8_F16F16F16F16_TN`, a Turing MMA atom that accumulates in fp16?", pickaxe("SM75_16x8x8_F16F16F16F16_TN", "include")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "Which commit let DeepGEMM's FP8 GEMM accept more K sizes by padding the shared-memory buffer of B scaling factors so the barriers placed after it stay aligned?", pickaxe("SMEM_SCALES_B_SIZE")),
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM remove the runtime predicates its FP8 GEMM main loop needed when BLOCK_N does not divide the 128-wide scaling block, by fixing the number of iterations that use the first B scale at compile time?", pickaxe("outer_launch_k_iterations")),
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM first use Blackwell's packed two-wide FP32 intrinsics (`__ffma2_rn`, `__fmul2_rn`)?", pickaxe("__ffma2_rn")),
+    ("deepseek-ai/DeepGEMM", "Which commit added a cluster-wide sync to DeepGEMM that arrives with `barrier.cluster.arrive.relaxed`, slightly faster than `cute::cluster_sync`?", pickaxe("cluster_sync_with_relaxed_arrive")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -489,6 +546,7 @@ def main() -> None:
     rows += [(f"j{i + 1:02d}", "fresh4", *q) for i, q in enumerate(FRESH4)]
     rows += [(f"k{i + 1:02d}", "fresh5", *q) for i, q in enumerate(FRESH5)]
     rows += [(f"m{i + 1:02d}", "fresh6", *q) for i, q in enumerate(FRESH6)]
+    rows += [(f"n{i + 1:02d}", "fresh7", *q) for i, q in enumerate(FRESH7)]
     lines = []
     for qid, split, repo, question, command in rows:
         vendor, folder = REPOS[repo]
