@@ -98,3 +98,6 @@ def test_names_a_question_gives_are_read_from_backticks_and_code_shapes() -> Non
     assert named_identifiers("CK's SpaceFillingCurve utility for threadwise_copy") == [("spacefillingcurve",),
                                                                                        ("threadwise", "copy")]
     assert named_identifiers("When did CK add an fp8 GEMM for MI300?") == []
+    assert named_identifiers("version macros in `cutlass/version.h`") == [("cutlass", "version", "h")]
+    assert named_identifiers("When did DeepGEMM use `get_best_configs`?", frozenset(["deepgemm"])) == [
+        ("get", "best", "configs")]

@@ -34,9 +34,11 @@ KNOWN: tuple[KnownRepo, ...] = (
     KnownRepo("ROCm/rocWMMA", "amd", ("library/include/**", "samples/**")),
     KnownRepo("ROCm/hipBLASLt", "amd", ("library/src/**", "tensilelite/**")),
     KnownRepo("ROCm/triton", "amd",  # python/perf-kernels: AMD's Triton kernels on its main_perf branch
-              ("third_party/amd/**", "python/triton/**", "python/tutorials/**", "python/perf-kernels/**"),
-              # the AMD backend's passes (LDS, pipelining, buffer ops); every tutorial is a Triton kernel
-              kernel_paths=("third_party/amd/**", "python/tutorials/**")),
+              ("third_party/amd/**", "python/triton/**", "python/tutorials/**", "python/perf-kernels/**", "lib/**",
+               "include/triton/**"),
+              # the AMD backend's passes (LDS, pipelining, buffer ops), the compiler's own passes (as in
+              # triton-lang/triton's preset: a fork shares them); every tutorial is a Triton kernel
+              kernel_paths=("third_party/amd/**", "python/tutorials/**", "lib/**", "include/triton/**")),
     KnownRepo("ROCm/flash-attention", "amd", ("csrc/**", "flash_attn/**")),
     KnownRepo("NVIDIA/cutlass", "nvidia",
               ("include/cutlass/**", "include/cute/**", "examples/**", "python/**", "tools/library/**",

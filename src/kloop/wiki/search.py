@@ -91,8 +91,9 @@ KINDS = ("pr", "commit", "card", "doc")
 # content groups join the candidates.
 MAKERS = 5
 MAKERS_MIN_GROUPS = 2
-# A name the question gives brings the oldest NAME_BEARERS entries whose diffs spell it.
+# A name the question gives brings the oldest NAME_BEARERS entries whose diffs or file names spell it.
 NAME_BEARERS = 3
+NAME_COLUMNS = "{excerpt paths added} : "
 # Content groups checked one by one for where each candidate spells them (a query each, ~6 ms).
 MAX_SPELLED_GROUPS = 8
 # Auxiliary verbs: no title or file name spells them (kept in the BM25 terms, where dropping them tied).
@@ -172,11 +173,13 @@ _CODE_SHAPED = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]")
 
 
 def named_identifiers(query: str, repositories: frozenset[str] = frozenset()) -> list[tuple[str, ...]]:
-    """Identifiers a question gives: names in backticks, and snake_case or camelCase words anywhere
-    except the names of repositories (DeepGEMM is camelCase too)."""
-    quoted = [n for text in _BACKTICKED.findall(query) for n in _NAME.findall(text)]
+    """Identifiers a question gives: names and paths in backticks, and snake_case or camelCase words
+    anywhere except the names of repositories (DeepGEMM is camelCase too)."""
+    backticked = _BACKTICKED.findall(query)
+    paths = [text for text in backticked if "/" in text]  # `cutlass/version.h`: one name, not three
+    quoted = [n for text in backticked if "/" not in text for n in _NAME.findall(text)]
     shaped = [n for n in _NAME.findall(_BACKTICKED.sub(" ", query)) if _CODE_SHAPED.search(n)]
-    names = (tuple(tokens_of(n)) for n in quoted + shaped if "".join(tokens_of(n)) not in repositories)
+    names = (tuple(tokens_of(n)) for n in paths + quoted + shaped if "".join(tokens_of(n)) not in repositories)
     return [tokens for tokens in dict.fromkeys(names) if tokens]
 
 
@@ -288,7 +291,7 @@ class FtsSearch:
         )
         found: list[int] = []
         for name in names:
-            expression = "excerpt : " + quote(name)
+            expression = NAME_COLUMNS + quote(name)
             found += [r[0] for r in self._execute(sql, [expression, *params, NAME_BEARERS], expression)]
         return [rowid for rowid in dict.fromkeys(found) if rowid not in scores]
 
@@ -410,7 +413,7 @@ class FtsSearch:
     def _named(self, names: list[tuple[str, ...]], rowids: list[int], query: str) -> dict[int, float]:
         """Share of the identifiers the question gives that each candidate's diff spells."""
         checked = names[:MAX_SPELLED_GROUPS]
-        return self._share(["excerpt : " + quote(name) for name in checked], rowids, query)
+        return self._share([NAME_COLUMNS + quote(name) for name in checked], rowids, query)
 
     def _spelled(self, groups: list[list[list[str]]], rowids: list[int], query: str) -> dict[int, float]:
         """Share of the question's content groups each candidate spells anywhere (title, body, paths, diff)."""
