@@ -29,21 +29,21 @@ class Candidate:
 
     rowid: int
     bm25: float  # fused BM25 over the passes (positive, higher is better)
-    kind: str
-    adds_kernel: bool
-    mechanical: bool
-    same_vendor: bool  # the question names a vendor and this entry is of it
-    same_repo: bool  # the question names a repository and this entry lives in it
-    other_repo: bool  # the question names a repository and this commit lives in another
-    older: float  # 1 for the oldest dated candidate, 0 for the newest (0 when undated)
-    title: float  # share of the question's content groups the title spells
-    file: float  # best share one created file's path spells
-    first: bool  # the oldest of the commits whose created files spell the question best
-    breadth: int  # length of the entry's path words
-    body: int  # length of its body
+    kind: str = "commit"
+    adds_kernel: bool = False
+    mechanical: bool = False  # a move / format / lint commit, under a question not about a move
+    same_vendor: bool = False  # the question names a vendor and this entry is of it
+    same_repo: bool = False  # the question names repositories and this entry lives in one
+    other_repo: bool = False  # the question names repositories and this commit lives in another
+    older: float = 0.0  # 1 for the oldest dated candidate, 0 for the newest (0 when undated)
+    title: float = 0.0  # share of the question's content groups the title spells
+    file: float = 0.0  # best share one created file's path spells
+    first: bool = False  # the oldest of the commits whose created files spell the question best
+    breadth: int = 0  # length of the entry's path words
+    body: int = 0  # length of its body
     spelled: float = 0.0  # share of the question's content groups it spells anywhere
-    names: float = 0.0  # share of the identifiers the question gives that its diff spells
-    first_named: bool = False  # the oldest of the candidates whose diffs spell most of those identifiers
+    names: float = 0.0  # share of the identifiers the question gives that its diff, paths or files spell
+    first_named: bool = False  # the oldest of the candidates that spell most of those identifiers
 
     @property
     def is_card(self) -> bool:
@@ -79,7 +79,7 @@ def features(c: Candidate, introduction: bool) -> dict[str, float]:
     return values
 
 
-FEATURES = tuple(features(Candidate(0, 1.0, "commit", False, False, False, False, False, 0, 0, 0, False, 0, 0), True))
+FEATURES = tuple(features(Candidate(rowid=0, bm25=1.0), introduction=True))
 
 
 @dataclass(frozen=True)

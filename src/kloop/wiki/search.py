@@ -94,7 +94,7 @@ MAKERS_MIN_GROUPS = 2
 # A name the question gives brings the oldest NAME_BEARERS entries whose diffs or file names spell it.
 NAME_BEARERS = 3
 NAME_COLUMNS = "{excerpt paths added} : "
-# Content groups checked one by one for where each candidate spells them (a query each, ~6 ms).
+# Content groups checked one by one for which candidates spell them (one FTS5 match list each).
 MAX_SPELLED_GROUPS = 8
 # Auxiliary verbs: no title or file name spells them (kept in the BM25 terms, where dropping them tied).
 AUXILIARIES = frozenset(["were", "did", "has", "have", "had", "been", "being"])
@@ -129,19 +129,13 @@ def instant(date: str | None) -> float | None:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
-def _oldest_best(values: dict[int, float], dates: dict[int, float | None]) -> int | None:
-    """The oldest dated candidate among those with the highest value (none when no value is above zero)."""
+def _oldest_best(values: dict[int, float], dates: dict[int, float | None], at_least: float = 1e-9) -> int | None:
+    """The oldest dated candidate among those with the highest value, if that value reaches `at_least`:
+    of the commits that spell the question best, the oldest is likeliest its introduction."""
     best = max(values.values(), default=0.0)
-    tied = [rowid for rowid, value in values.items() if best > 0 and value == best and dates.get(rowid)]
-    return min(tied, key=lambda rowid: dates[rowid], default=None)
-
-
-def _first_creator(files: dict[int, float], dates: dict[int, float | None]) -> int | None:
-    """The oldest candidate among those whose created files spell the question best: the introduction."""
-    best = max(files.values(), default=0.0)
-    if best < FIRST_MIN:
+    if best < at_least:
         return None
-    tied = [rowid for rowid, cover in files.items() if cover == best and dates.get(rowid)]
+    tied = [rowid for rowid, value in values.items() if value == best and dates.get(rowid)]
     return min(tied, key=lambda rowid: dates[rowid], default=None)
 
 
@@ -226,9 +220,7 @@ class FtsSearch:
         pool = self._gather(query, k, {}, True)
         return pool.intent, self._read_candidates(pool, query) if pool.scores else []
 
-    def _gather(
-        self, query: str, k: int, filters: dict[str, str | None], expand: bool
-    ) -> Pool:
+    def _gather(self, query: str, k: int, filters: dict[str, str | None], expand: bool) -> Pool:
         """The candidates' fused BM25 scores, with the question's intent, content groups and terms."""
         intent = read_intent(query, self.aliases)
         parsed = parse_query(query, self.aliases, expand=expand, drop=QUESTION_ONLY if intent.history else frozenset())
@@ -283,7 +275,7 @@ class FtsSearch:
         return [p for p in dict.fromkeys(quote([a + b]) for a, b in pairs) if p not in typed][:MAX_ALTERNATIVES]
 
     def _name_bearers(self, names: list[tuple[str, ...]], where: str, params: list[str], scores: dict[int, float]) -> list[int]:
-        """The oldest NAME_BEARERS entries, not yet candidates, whose diff spells each name the question gives."""
+        """The oldest NAME_BEARERS entries, not yet candidates, whose diff, paths or created files spell each name."""
         join = "JOIN entry_filters e ON e.rowid = entries_fts.rowid " if where else ""
         sql = (
             f"SELECT entries_fts.rowid FROM entries_fts JOIN entries d ON d.rowid = entries_fts.rowid {join}"
@@ -352,9 +344,7 @@ class FtsSearch:
         groups += [[[t]] for i, t in enumerate(tokens) if i not in covered and t not in joined]
         return groups
 
-    def _weigh(
-        self, pool: Pool, query: str
-    ) -> dict[int, float]:
+    def _weigh(self, pool: Pool, query: str) -> dict[int, float]:
         """Fit the ranking to the question: the learned model for history questions, hand weights otherwise."""
         scores, intent = pool.scores, pool.intent
         if not scores or intent == Intent():
@@ -364,9 +354,7 @@ class FtsSearch:
             return _softmax({c.rowid: self.model.score(c, intent.introduction) for c in candidates})
         return {c.rowid: c.bm25 * _hand_factor(c, intent, bool(pool.groups)) for c in candidates}
 
-    def _read_candidates(
-        self, pool: Pool, query: str
-    ) -> list[Candidate]:
+    def _read_candidates(self, pool: Pool, query: str) -> list[Candidate]:
         """What the weighing knows of each candidate: kind, labels, dates, and how much of the question it spells."""
         scores, intent, title_groups = pool.scores, pool.intent, pool.groups
         marks = ", ".join("?" * len(scores))
@@ -379,14 +367,14 @@ class FtsSearch:
         rows = self.db.execute(sql, list(scores)).fetchall()
         want = wanted(title_groups, splitter_for(self.aliases).split)
         # a created file is asked for by the question's specific words: "kernel" names no file
-        named = wanted([g for g in title_groups if not (len(g) == 1 and g[0][0] in GENERIC_WORDS)],
-                       splitter_for(self.aliases).split)
+        specific = wanted([g for g in title_groups if not (len(g) == 1 and g[0][0] in GENERIC_WORDS)],
+                          splitter_for(self.aliases).split)
         when_of = {r[0]: instant(r[5]) for r in rows}  # author dates carry their own offsets: compare in UTC
         dates = sorted({w for w in when_of.values() if w is not None})
         older = {d: 1.0 - i / max(1, len(dates) - 1) for i, d in enumerate(dates)}
         # the file asked about, created among others: each created file scored on its own
-        files = {r[0]: file_coverage(r[8].split("\n"), named) for r in rows if r[8] and r[1] not in ("card", "doc")}
-        first = _first_creator(files, when_of)
+        files = {r[0]: file_coverage(r[8].split("\n"), specific) for r in rows if r[8] and r[1] not in ("card", "doc")}
+        first = _oldest_best(files, when_of, FIRST_MIN)
         asked = {r.replace("-", "_") for r in intent.repos}
         spelled = self._spelled(title_groups, list(scores), query)
         named = self._named(pool.names, list(scores), query)
@@ -411,7 +399,7 @@ class FtsSearch:
         return candidates
 
     def _named(self, names: list[tuple[str, ...]], rowids: list[int], query: str) -> dict[int, float]:
-        """Share of the identifiers the question gives that each candidate's diff spells."""
+        """Share of the identifiers the question gives that each candidate's diff, paths or created files spell."""
         checked = names[:MAX_SPELLED_GROUPS]
         return self._share([NAME_COLUMNS + quote(name) for name in checked], rowids, query)
 
