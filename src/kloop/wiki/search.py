@@ -276,15 +276,7 @@ class FtsSearch:
 
     def _name_bearers(self, names: list[tuple[str, ...]], where: str, params: list[str], scores: dict[int, float]) -> list[int]:
         """The oldest NAME_BEARERS entries, not yet candidates, whose diff, paths or created files spell each name."""
-        join = "JOIN entry_filters e ON e.rowid = entries_fts.rowid " if where else ""
-        sql = (
-            f"SELECT entries_fts.rowid FROM entries_fts JOIN entries d ON d.rowid = entries_fts.rowid {join}"
-            f"WHERE entries_fts MATCH ? {where} AND d.date IS NOT NULL ORDER BY julianday(d.date) LIMIT ?"
-        )
-        found: list[int] = []
-        for name in names:
-            expression = NAME_COLUMNS + quote(name)
-            found += [r[0] for r in self._execute(sql, [expression, *params, NAME_BEARERS], expression)]
+        found = [rowid for name in names for rowid in self._oldest(NAME_COLUMNS + quote(name), where, params, NAME_BEARERS)]
         return [rowid for rowid in dict.fromkeys(found) if rowid not in scores]
 
     def _join(
@@ -309,13 +301,16 @@ class FtsSearch:
         expression = " AND ".join(
             "added : (" + " OR ".join(quote(spelling) for spelling in group if spelling) + ")" for group in named
         )
+        return [rowid for rowid in self._oldest(expression, where, params, MAKERS) if rowid not in scores]
+
+    def _oldest(self, expression: str, where: str, params: list[str], limit: int) -> list[int]:
+        """The `limit` oldest dated entries matching `expression` under the filters."""
         join = "JOIN entry_filters e ON e.rowid = entries_fts.rowid " if where else ""
         sql = (
             f"SELECT entries_fts.rowid FROM entries_fts JOIN entries d ON d.rowid = entries_fts.rowid {join}"
             f"WHERE entries_fts MATCH ? {where} AND d.date IS NOT NULL ORDER BY julianday(d.date) LIMIT ?"
         )
-        rows = self._execute(sql, [expression, *params, MAKERS], expression)
-        return [r[0] for r in rows if r[0] not in scores]
+        return [r[0] for r in self._execute(sql, [expression, *params, limit], expression)]
 
     def _rank_rows(self, expression: str, rowids: list[int], weights: tuple[float, ...]) -> list[tuple[int, float]]:
         """(rowid, bm25) of these rows under `expression`."""
