@@ -15,6 +15,8 @@ FRESH6 (split "fresh6") was written by a sixth session on 2026-12-02 and committ
 was ever scored.
 FRESH7 (split "fresh7") was written by a seventh session on 2026-12-02 and committed alone before it
 was ever scored.
+FRESH8 (split "fresh8") was written by an eighth session on 2026-12-02 and committed alone before it
+was ever scored.
 """
 
 from __future__ import annotations
@@ -524,6 +526,61 @@ FRESH7 = [
 ]
 
 
+# The eighth fresh set (split "fresh8"): written on 2026-12-02 by an eighth session and committed alone
+# before it was ever scored; no search was run while writing it. No answer sha is shared with the first
+# 364 rows (checked), no two fresh8 rows share one, and none asks about a thing they ask about. 15 rows
+# by -S (an identifier added to files that mostly existed), 25 by file creation (ROCm/triton's 5 all by
+# creation: its snapshot cannot run pickaxe).
+FRESH8 = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When did aiter get Triton kernels for grouped matrix multiplication (`gmm`), the per-expert GEMM with a different row count for each group that MoE training needs?", added("aiter/ops/triton/gmm.py")),
+    ("ROCm/aiter", "Which commit added `mha_batch_prefill`, composable_kernel's flash-attention prefill over a paged KV cache, to aiter?", added("csrc/py_itfs_ck/mha_batch_prefill_kernels.cu")),
+    ("ROCm/aiter", "When did aiter's composable_kernel two-stage fused MoE learn the clamped SwiGLU activation that OpenAI's gpt-oss models use?", pickaxe("swiglu_oai", "aiter", "csrc")),
+    ("ROCm/aiter", "Since which commit does aiter's setup.py compile all its kernels into one extension at install time only when `PREBUILD_KERNELS=1` is set, leaving them to the JIT otherwise?", pickaxe("PREBUILD_KERNELS", "setup.py")),
+    ("ROCm/aiter", "Which commit brought Triton kernels for Kimi Delta Attention (a chunked forward pass ported from flash-linear-attention) into aiter?", added("aiter/ops/triton/_triton_kernels/chunk_delta_attn")),
+    ("ROCm/aiter", "When did aiter first get 2D convolution kernels written in Triton, with 1x1, 3x3 and Winograd F(4,3) variants?", added("aiter/ops/triton/_triton_kernels/conv/conv_3x3.py")),
+    ("ROCm/aiter", "When did aiter's distributed state get a process group for prefill context parallelism (PCP), a separate dimension beside tensor parallelism?", pickaxe("get_pcp_group", "aiter")),
+    ("ROCm/aiter", "Which commit added aiter's first quantization kernels written in Triton, static and dynamic FP8 quantization per tensor and per token?", added("aiter/ops/triton/quant.py")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "When did composable_kernel first run a mixed-precision GEMM that multiplies an fp16 A matrix by an fp8 B matrix?", added("example/01_gemm/gemm_xdl_fp16_f8.cpp")),
+    ("ROCm/composable_kernel", "Which commit started building CK's ck_tile flash-attention forward kernels into a static library that other projects can link against?", added("library/src/tensor_operation_instance/gpu/mha")),
+    ("ROCm/composable_kernel", "Where did composable_kernel add a script that turns MIOpen driver command lines into ckProfiler runs?", added("script/convert_miopen_driver_to_profiler.py")),
+    ("ROCm/composable_kernel", "When was continuous integration, a Jenkins pipeline building in a Docker image, first set up for composable_kernel?", added("Jenkinsfile")),
+    ("ROCm/composable_kernel", "When did CK start compiling its instance library and ckProfiler with `--offload-compress`, to shrink the device code in the binaries?", pickaxe("offload-compress", "library")),
+    ("ROCm/composable_kernel", "Which commit first let CK's grouped convolutions take tensors in the channels-first NGCHW layout?", pickaxe("NGCHW", "include")),
+    ("ROCm/composable_kernel", "When did CK get element-wise operators that chain several unary operations, or apply a binary operation to inputs that first went through unary ones (`UnaryCombinedOp`, `BinaryWithUnaryCombinedOp`)?", added("include/ck/tensor_operation/gpu/element/combined_element_wise_operation.hpp")),
+    # ROCm/triton
+    ("ROCm/triton", "When was Proton, the lightweight profiler for Triton kernels, added to the Triton repository?", added("third_party/proton")),
+    ("ROCm/triton", "Which commit added `triton-reduce`, a Triton build of mlir-reduce for shrinking failing IR test cases?", added("bin/triton-reduce.cpp")),
+    ("ROCm/triton", "Which commit added the TritonGPU pass that removes a tensor `select` by moving it into an `scf.if` guarded by the same condition?", added("lib/Dialect/TritonGPU/Transforms/CombineTensorSelectAndIf.cpp")),
+    ("ROCm/triton", "When did Triton first show block-sparse matrix multiplication, the kind sparse-attention transformers use?", added("python/examples/blocksparse.py")),
+    ("ROCm/triton", "When did Triton gain the `triton.testing` module, with `do_bench` and the `perf_report` decorator for benchmarking kernels?", added("python/triton/testing.py")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "Since which commit can flashinfer's prefill attention use a value head dimension different from the query/key head dimension, as DeepSeek's 192/128 heads need?", pickaxe("head_dim_vo", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add batch prefill attention over a ragged KV cache, where each request's keys and values are stored contiguously rather than in pages?", pickaxe("BatchPrefillWithRaggedKVCache", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "Since which commit do flashinfer's attention wrappers use `plan()` and `run()` instead of `begin_forward()` and `forward()`?", pickaxe("run_return_lse", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer split the scratch workspace its wrappers need into a float buffer and an int buffer?", pickaxe("float_workspace_buffer", "include", "csrc", "python", "flashinfer")),
+    ("flashinfer-ai/flashinfer", "Which commit added flashinfer's fused `silu_and_mul` activation kernel, SiLU of one half of the input times the other half?", added("include/flashinfer/activation.cuh")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add TensorRT-LLM's FMHAv2 as a backend for context (prefill) attention?", added("csrc/fmha_v2")),
+    ("flashinfer-ai/flashinfer", "Where did flashinfer add one command-line driver that benchmarks its attention and GEMM routines from a list of test cases?", added("benchmarks/flashinfer_benchmark.py")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add attention that quantizes its inputs to NVFP4 and computes with them on RTX Blackwell (SM120) GPUs?", added("csrc/nvfp4_attention_sm120")),
+    ("flashinfer-ai/flashinfer", "Which commit gave flashinfer's autotuner an offline, GPU-aware blocklist of kernel tactics to skip while tuning?", added("flashinfer/tactics_blocklist.py")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "Which CUTLASS release first split a GEMM's K dimension across thread blocks (split-K) and reduced the partial results?", added("examples/06_splitK_gemm")),
+    ("NVIDIA/cutlass", "When did CUTLASS get device-level kernels that reduce a tensor along one of its dimensions (`TensorReduction`)?", added("include/cutlass/reduction/device/tensor_reduce.h")),
+    ("NVIDIA/cutlass", "Which CUTLASS release began caching reference results to speed up its convolution unit tests (`CUTLASS_TEST_ENABLE_CACHED_RESULTS`)?", added("test/unit/conv/device/cache_testbed_output.h")),
+    ("NVIDIA/cutlass", "When did CUTLASS's utility library get a standalone RMSNorm kernel?", added("tools/util/include/cutlass/util/device_rmsnorm.h")),
+    ("NVIDIA/cutlass", "When was CUTLASS's Python interface set up to be published on PyPI as `nvidia-cutlass`?", pickaxe("nvidia-cutlass", "pyproject.toml", "setup.cfg", "python")),
+    ("NVIDIA/cutlass", "Since which commit can CUTLASS's unit tests link against a system-installed GoogleTest instead of fetching their own copy?", pickaxe("CUTLASS_USE_SYSTEM_GOOGLETEST", "CMakeLists.txt")),
+    ("NVIDIA/cutlass", "When could the directory where the CuTe DSL dumps its compilation caches be chosen with an environment variable?", pickaxe("CUTE_DSL_CACHE_DIR", "python")),
+    ("NVIDIA/cutlass", "Where did CUTLASS add CuTe DSL examples in which a Blackwell dense GEMM's epilogue is a custom Python function (an Epilogue Fusion Configuration, EFC)?", added("examples/python/CuTeDSL/blackwell/epilogue")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM's FP8 GEMM epilogue start writing its output in two halves, issuing the store of each half to global memory as soon as it is in shared memory?", pickaxe("partition_idx")),
+    ("deepseek-ai/DeepGEMM", "Which commit made DeepGEMM's config search settle on four pipeline stages for some BLOCK_N sizes that do not divide 128, because unrolling both the stages and the B-scale iterations made the code too large?", pickaxe("stage_candidates")),
+    ("deepseek-ai/DeepGEMM", "Which commit changed how DeepGEMM's helper for running external commands such as the compiler reads their exit status, storing `pclose`'s result before applying `WEXITSTATUS`?", pickaxe("WEXITSTATUS(exit_code)")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -547,6 +604,7 @@ def main() -> None:
     rows += [(f"k{i + 1:02d}", "fresh5", *q) for i, q in enumerate(FRESH5)]
     rows += [(f"m{i + 1:02d}", "fresh6", *q) for i, q in enumerate(FRESH6)]
     rows += [(f"n{i + 1:02d}", "fresh7", *q) for i, q in enumerate(FRESH7)]
+    rows += [(f"p{i + 1:02d}", "fresh8", *q) for i, q in enumerate(FRESH8)]
     lines = []
     for qid, split, repo, question, command in rows:
         vendor, folder = REPOS[repo]
