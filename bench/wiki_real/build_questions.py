@@ -17,6 +17,8 @@ FRESH7 (split "fresh7") was written by a seventh session on 2026-12-02 and commi
 was ever scored.
 FRESH8 (split "fresh8") was written by an eighth session on 2026-12-02 and committed alone before it
 was ever scored.
+FRESH9 (split "fresh9") was written by a ninth session on 2026-12-02 and committed alone before it
+was ever scored.
 """
 
 from __future__ import annotations
@@ -581,6 +583,51 @@ FRESH8 = [
 ]
 
 
+# The ninth fresh set (split "fresh9"): written on 2026-12-02 by a ninth session and committed alone
+# before it was ever scored; no search was run while writing it. No answer sha is shared with the first
+# 404 rows (checked), no two fresh9 rows share one, and none asks about a thing they ask about. 30 rows
+# (18 AMD, 12 NVIDIA; DeepGEMM none: its candidates' answers were all taken). 7 rows
+# by -S, 23 by file creation (ROCm/triton's 5 all by creation: its snapshot cannot run pickaxe).
+FLASHINFER_SRC = ("include", "csrc", "python", "flashinfer")
+FRESH9 = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When did aiter's CI start linting its Python code with Ruff and checking its formatting with Black?", added(".github/workflows/ruff.yaml")),
+    ("ROCm/aiter", "Which commit added a Triton MLA decode kernel to aiter that applies the rotary embedding inside the kernel?", added("aiter/ops/triton/mla_decode_rope.py")),
+    ("ROCm/aiter", "When did aiter first get a scaled 8-bit GEMM (`gemm_a8w8`) written in Triton?", added("aiter/ops/triton/gemm_a8w8.py")),
+    ("ROCm/aiter", "Which commit added a Triton fused-MoE kernel whose expert weights are in the microscaled 4-bit MXFP4 format?", added("aiter/ops/triton/moe_op_mxfp4.py")),
+    ("ROCm/aiter", "When did aiter's custom all-reduce first get an implementation for MI400-series (gfx1250) GPUs?", added("csrc/kernels/custom_all_reduce_gfx1250.cu")),
+    ("ROCm/aiter", "Where did aiter get paged-attention decode kernels written in Triton?", added("aiter/ops/triton/pa_decode.py")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "When did composable_kernel first support general N-dimensional tensor contractions?", added("example/26_contraction")),
+    ("ROCm/composable_kernel", "Which commit first let a CK XDL GEMM fuse a bias add, a ReLU and the addition of another tensor into the way it writes its output?", added("example/2_gemm_xdl_bias_relu_add")),
+    ("ROCm/composable_kernel", "When did composable_kernel set up pre-commit hooks for contributors, with formatting and copyright-year checks?", added(".pre-commit-config.yaml")),
+    ("ROCm/composable_kernel", "Which commit introduced `BlockToCTileMap_M00_N0_M01Adapt`, a Tensile-style mapping of workgroups onto output tiles for CK's XDL GEMMs?", pickaxe("BlockToCTileMap_M00_N0_M01Adapt", "include")),
+    ("ROCm/composable_kernel", "When did CK's fused attention (GEMM, softmax, GEMM) get a grouped version, where each group in one launch can have its own sizes?", pickaxe("DeviceGroupedGemmSoftmaxGemmPermute", "include")),
+    ("ROCm/composable_kernel", "Since which commit can composable_kernel be compiled for MI100 (gfx908) and MI200 (gfx90a) targets?", pickaxe("gfx90a", "CMakeLists.txt", "include")),
+    ("ROCm/composable_kernel", "When did composable_kernel get ckProfiler, together with its first device-level XDL GEMM operator?", added("profiler")),
+    # ROCm/triton
+    ("ROCm/triton", "When did Triton's software pipeliner learn to pipeline the outer loop around a matmul loop, overlapping the next tile's loads with the epilogue in persistent kernels?", added("lib/Dialect/TritonGPU/Transforms/Pipeliner/OuterLoopPipeline.cpp")),
+    ("ROCm/triton", "Which commit made Triton pipeline TMA stores so they really run asynchronously?", added("lib/Dialect/TritonGPU/Transforms/Pipeliner/TMAStoresPipeline.cpp")),
+    ("ROCm/triton", "When was continuous integration with GitHub Actions first set up for Triton?", added(".github/workflows")),
+    ("ROCm/triton", "When did Triton's documentation first include the matrix multiplication tutorial?", added("python/tutorials/03-matrix-multiplication.py")),
+    ("ROCm/triton", "Which commit gave Triton's common GPU-to-LLVM lowering a `TargetInfoBase` interface that the AMD and NVIDIA backends each implement?", added("include/triton/Conversion/TritonGPUToLLVM/TargetInfoBase.h")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "When did flashinfer add min-p sampling, which keeps only tokens whose probability is at least a fraction of the most likely token's?", pickaxe("min_p_sampling_from_probs", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "Which commit added Gemma's variant of RMSNorm, which scales by one plus the weight, to flashinfer?", pickaxe("gemma_rmsnorm", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "When did flashinfer first register its kernels as torch custom ops, so that torch.compile can trace through them?", pickaxe("register_custom_op", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "Which commit added a kernel that applies RoPE and quantizes to FP8 in one pass, to prepare the inputs of flashinfer's FP8 MLA attention?", pickaxe("rope_quantize", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "When did flashinfer switch to compiling its kernels just in time for the data types and shapes in use, instead of precompiling them all into the wheel?", added("python/flashinfer/jit")),
+    ("flashinfer-ai/flashinfer", "Which commit set up flashinfer's Sphinx documentation and the workflow that builds it?", added("docs/conf.py")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer expose TensorRT-LLM's generated low-latency FP8 GEMMs for small batch sizes, which need the weights pre-shuffled into their own layout?", added("flashinfer/trtllm_low_latency_gemm.py")),
+    ("flashinfer-ai/flashinfer", "Which commit brought MiniMax Sparse Attention (MSA) to consumer Blackwell (SM120/SM121) GPUs in flashinfer?", added("flashinfer/msa_ops")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer first include kernels written in Triton?", added("python/flashinfer/triton")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "When did CuTe get the complete set of Hopper GMMA (wgmma) instruction shapes, in the extended `mma_sm90_gmma_ext.hpp` header?", added("include/cute/arch/mma_sm90_gmma_ext.hpp")),
+    ("NVIDIA/cutlass", "Since which commit can CUTLASS's (Ampere) structured-sparse GEMM use an epilogue visitor to fuse custom epilogues?", added("include/cutlass/gemm/kernel/default_gemm_sparse_with_visitor.h")),
+    ("NVIDIA/cutlass", "Where did CUTLASS add a persistent CuTe DSL FP8 GEMM for Hopper that applies GELU in its epilogue?", added("examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm_fp8_gelu_persistent.py")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -605,6 +652,7 @@ def main() -> None:
     rows += [(f"m{i + 1:02d}", "fresh6", *q) for i, q in enumerate(FRESH6)]
     rows += [(f"n{i + 1:02d}", "fresh7", *q) for i, q in enumerate(FRESH7)]
     rows += [(f"p{i + 1:02d}", "fresh8", *q) for i, q in enumerate(FRESH8)]
+    rows += [(f"r{i + 1:02d}", "fresh9", *q) for i, q in enumerate(FRESH9)]
     lines = []
     for qid, split, repo, question, command in rows:
         vendor, folder = REPOS[repo]
