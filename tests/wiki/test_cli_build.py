@@ -43,7 +43,8 @@ def test_build_preset_ingests_known_clones_and_topics(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stderr
     report = json.loads(built.stdout)
     assert [r["repo"] for r in report["repos"]] == ["ROCm/composable_kernel", "ROCm/aiter"]
-    assert [r["entries_added"] for r in report["repos"]] == [1, 2]  # paths per repo: script/ is outside CK's
+    # paths per repo: CK's script/ and aiter's docs/ are outside them, kept only as history
+    assert [(r["entries_added"], r["history_entries"]) for r in report["repos"]] == [(2, 1), (3, 1)]
     assert report["topics"] >= 1
 
     listed = kloop("wiki", "topics", "--db", db, "--json", home=tmp_path)

@@ -36,7 +36,8 @@ def test_every_source_file_of_a_compiler_backend_counts_in_its_preset(tmp_path: 
     host = aiter.commit("Add a helper", {"aiter/utility/lib/helper_emitter.cpp": "// h\n", "setup/lib/emitter.cpp": "// e\n"})
     build_preset(store, tmp_path / "clones", "amd")
     assert store.get(f"ROCm/triton@{buffer_ops[:12]}") is not None
-    assert store.get(f"ROCm/triton@{docs[:12]}") is None and store.get(f"ROCm/triton@{tests[:12]}") is None
+    for outside in (docs, tests):  # not kernel code: kept only as history, out of how-to answers and topics
+        assert store.get(f"ROCm/triton@{outside[:12]}").stats.get("history_only") == 1
     assert store.get(f"ROCm/aiter@{host[:12]}").source.paths == ["aiter/utility/lib/helper_emitter.cpp"]  # not aiter's
     rules = KernelPathRules(kernel_globs=["third_party/amd/**"]).matcher()
     assert rules("third_party/amd/lib/Dialect/TritonAMDGPU/IR/Dialect.cpp") and not rules("lib/Analysis/Alias.cpp")
@@ -61,6 +62,23 @@ def test_presets_read_the_layouts_a_repository_had_before(tmp_path: Path, store:
     build_preset(store, tmp_path / "clones", "nvidia")
     assert store.get(f"ROCm/composable_kernel@{magic[:12]}") is not None
     assert store.get(f"ROCm/composable_kernel@{generator[:12]}") is not None  # a kernel library's instance generator
-    assert store.get(f"ROCm/composable_kernel@{script[:12]}") is None
+    assert store.get(f"ROCm/composable_kernel@{script[:12]}").stats.get("history_only") == 1
+    assert "history_only" not in store.get(f"ROCm/composable_kernel@{magic[:12]}").stats
     assert store.get(f"flashinfer-ai/flashinfer@{e4m3[:12]}") is not None
     assert store.get(f"ROCm/triton@{tutorial[:12]}") is not None  # every tutorial is a Triton kernel
+
+
+def test_history_only_commits_answer_history_questions_not_how_to_questions(tmp_path: Path, store: WikiStore) -> None:
+    """A preset keeps build and CI commits too ("When did CK start compiling with --offload-compress?"), but a
+    how-to question is answered by kernel work first, and no topic page lists them."""
+    ck = GitRepo(tmp_path / "clones" / "ROCm+composable_kernel" / "repo")
+    kernel = ck.commit("Add an MFMA GEMM tile for MI300 with wider LDS tiles",
+                       {"include/ck/gemm_mfma_tile.hpp": "// tile\n"}, date="2024-01-01T00:00:00Z")
+    flag = ck.commit("add --offload-compress to the MFMA GEMM tile build for MI300 (#1433)",
+                     {"CMakeLists.txt": "set(FLAGS --offload-compress)\n"}, date="2024-02-01T00:00:00Z")
+    build_preset(store, tmp_path / "clones", "amd")
+    history = store.search("When did CK start compiling its instance library with offload compression?", k=2)
+    assert history[0].id == f"ROCm/composable_kernel@{flag[:12]}"
+    how_to = store.search("MFMA GEMM tile MI300", k=2)
+    assert how_to[0].id == f"ROCm/composable_kernel@{kernel[:12]}"
+    assert store.get(f"ROCm/composable_kernel@{flag[:12]}").stats.get("history_only") == 1

@@ -26,7 +26,8 @@ def build_preset(
         ingester = plain  # unless everything under some paths is kernel code (a compiler backend)
         if repo.kernel_paths:
             ingester = GitIngester(store, rules=KernelPathRules(kernel_globs=list(repo.kernel_paths)))
-        report = ingester.ingest(path, repo=repo.name, since=repo.since, paths=list(repo.paths), vendor=repo.preset)
+        report = ingester.ingest(path, repo=repo.name, since=repo.since, paths=list(repo.paths), vendor=repo.preset,
+                                 history=True)
         reports.append(report)
         if on_report is not None:
             on_report(report)

@@ -54,7 +54,8 @@ def _summary(report) -> dict[str, object]:  # report: IngestReport
         "repo": report.repo, "head": report.head, "commits_seen": report.commits_seen,
         "entries_added": report.entries_added, "skipped_non_kernel": report.skipped_non_kernel,
         "skipped_known": report.skipped_known, "skipped_unreadable": report.skipped_unreadable,
-        "diff_missing": report.diff_missing, "seconds": round(report.seconds, 3),
+        "diff_missing": report.diff_missing, "history_entries": report.history_entries,
+        "seconds": round(report.seconds, 3),
         "commits_per_s": round(report.commits_per_s, 1),
     }
 
@@ -64,8 +65,9 @@ def _line(report) -> str:
     if report.skipped_unreadable or report.diff_missing:
         unreadable = (f", {report.diff_missing} kept from their message alone (diff unreadable), "
                       f"{report.skipped_unreadable} unreadable and skipped")
+    history = f" ({report.history_entries} history-only: build, CI, tooling)" if report.history_entries else ""
     return (
-        f"{report.repo}: {report.commits_seen} commits read, {report.entries_added} entries added, "
+        f"{report.repo}: {report.commits_seen} commits read, {report.entries_added} entries added{history}, "
         f"{report.skipped_non_kernel} without kernel changes, {report.skipped_known} already known{unreadable} "
         f"({report.seconds:.2f}s, {report.commits_per_s:.0f} commits/s)"
     )

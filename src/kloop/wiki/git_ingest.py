@@ -66,6 +66,7 @@ class IngestReport:
     skipped_known: int = 0
     skipped_unreadable: int = 0
     diff_missing: int = 0
+    history_entries: int = 0  # commits kept only as history (build, CI, tooling), with `history`
     seconds: float = 0.0
     head: str | None = None
 
@@ -171,12 +172,15 @@ class GitIngester:
 
     def ingest(
         self, path: str | Path, repo: str | None = None, since: str | None = None, paths: list[str] | None = None,
-        vendor: str | None = None,
+        vendor: str | None = None, history: bool = False,
     ) -> IngestReport:
         """Mine `path`; `paths` are globs restricting which files (and so commits) count.
 
         `vendor` is the repository's vendor for commits that name none (a preset knows that ROCm/triton
         is AMD's); without it the alias table's `repos:` decide, by the repository's short name.
+        `history` also keeps every other commit of the repository (build, CI, tooling, tests) as a
+        `git:history-only` entry without a diff excerpt: "when did CK start compiling with
+        --offload-compress" is a history question too, though no kernel changed.
         """
         started = time.perf_counter()
         since = check_since(since)
@@ -200,11 +204,26 @@ class GitIngester:
                 self._flush(info, batch, report)
                 batch = []
         self._flush(info, batch, report)
+        if history:
+            self._keep_history(info, revisions, since, report)
         report.skipped_unreadable, report.diff_missing = stats.unreadable, stats.diff_missing
         self._record(info, head, report)
         report.head = head
         report.seconds = time.perf_counter() - started
         return report
+
+    def _keep_history(self, info: RepoInfo, revisions: list[str], since: str | None, report: IngestReport) -> None:
+        """Every commit of the revisions not yet an entry, as a history-only entry (titles and messages only)."""
+        batch: list[RawCommit] = []
+        before, known = report.entries_added, report.skipped_known
+        for commit in stream_log(info.path, revisions, since, [], LogStats()):
+            batch.append(commit)
+            if len(batch) >= BATCH:
+                self._flush(info, batch, report, history_only=True)
+                batch = []
+        self._flush(info, batch, report, history_only=True)
+        report.history_entries += report.entries_added - before
+        report.skipped_known = known  # the kernel commits this run just added are not "already known"
 
     def _mechanical(self, subject: str, commit: RawCommit, added: list[str]) -> bool:
         """A move, format or lint commit: by its subject, or most of its kernel files moved rather than created."""
@@ -266,7 +285,7 @@ class GitIngester:
             return [f"{last}..{head}"]
         return [head]  # history was rewritten (or the commit is gone): re-read it all, dedupe by sha
 
-    def _flush(self, info: RepoInfo, batch: list[RawCommit], report: IngestReport) -> None:
+    def _flush(self, info: RepoInfo, batch: list[RawCommit], report: IngestReport, history_only: bool = False) -> None:
         """Dedupe, fetch excerpts, build entries and write them in one transaction."""
         if not batch:
             return
@@ -278,7 +297,7 @@ class GitIngester:
         # is described by its paths; only focused commits get a diff excerpt
         todo = [
             (c.sha, c.parents[0] if len(c.parents) > 1 else None) for c in fresh
-            if not c.diff_missing and self._kernel_file_count(c) <= self.excerpt_max_files
+            if not history_only and not c.diff_missing and self._kernel_file_count(c) <= self.excerpt_max_files
         ]
         # git computes the diffs in its own process while this one classifies the batch
         with ThreadPoolExecutor(max_workers=1) as pool:
@@ -290,6 +309,8 @@ class GitIngester:
             excerpt = excerpts.get(commit.sha, Excerpt())
             entry.excerpt = excerpt.text + identifier_line(excerpt.identifiers)
             entry.stats["added"], entry.stats["deleted"] = excerpt.added, excerpt.deleted
+            if history_only:
+                entry.stats["history_only"] = 1
         report.entries_added += self.store.add(entries, replace=False)
 
     def _entry(self, info: RepoInfo, commit: RawCommit, entry_id: str, captured: str) -> WikiEntry:

@@ -31,6 +31,7 @@ class Candidate:
     bm25: float  # fused BM25 over the passes (positive, higher is better)
     kind: str = "commit"
     adds_kernel: bool = False
+    history_only: bool = False  # a build / CI / tooling commit, kept only as history
     mechanical: bool = False  # a move / format / lint commit, under a question not about a move
     same_vendor: bool = False  # the question names a vendor and this entry is of it
     same_repo: bool = False  # the question names repositories and this entry lives in one
@@ -67,6 +68,7 @@ def features(c: Candidate, introduction: bool) -> dict[str, float]:
         "first": float(c.first),
         "older": commit * c.older,
         "adds_kernel": float(c.adds_kernel),
+        "history_only": float(c.history_only),
         "mechanical": float(c.mechanical),
         "broad": commit * math.log2(c.breadth / BREADTH_FROM) if c.breadth > BREADTH_FROM else 0.0,
         "body": commit * math.log1p(c.body),

@@ -74,6 +74,8 @@ FILE_BONUS = 1.5
 # 1.5 or 2.0 -> 0.833 / 0.944, 3.0 -> 0.852 / 0.944 (2.0: mid-plateau); FIRST_MIN 0.5 or 0.75 cost r@1.
 FIRST_BONUS = 2.0
 FIRST_MIN = 1.0
+# A build / CI / tooling commit (kept only as history) counts this much under a how-to question.
+HISTORY_ONLY_FACTOR = 0.3
 # A move / format / lint commit under a history question counts this much.
 MECHANICAL_FACTOR = 0.5
 # Candidates taken from each pass before fusing and weighing their scores (50 on the tune split of
@@ -154,6 +156,8 @@ def _hand_factor(c: Candidate, intent: Intent, titled: bool) -> float:
         factor *= 1.0 + DATE_BOOST * c.older  # the older of two close candidates is likelier the introduction
     if c.mechanical:
         factor *= MECHANICAL_FACTOR
+    if c.history_only and not intent.history:
+        factor *= HISTORY_ONLY_FACTOR
     if c.same_vendor:
         factor *= 1.0 + VENDOR_BOOST
     if c.same_repo:
@@ -342,7 +346,7 @@ class FtsSearch:
     def _weigh(self, pool: Pool, query: str) -> dict[int, float]:
         """Fit the ranking to the question: the learned model for history questions, hand weights otherwise."""
         scores, intent = pool.scores, pool.intent
-        if not scores or intent == Intent():
+        if not scores:
             return scores
         candidates = self._read_candidates(pool, query)
         if intent.history and self.model is not None:
@@ -381,7 +385,7 @@ class FtsSearch:
             is_entry = kind not in ("card", "doc")
             candidates.append(Candidate(
                 rowid=rowid, bm25=scores[rowid], kind=kind,
-                adds_kernel='"git:adds-kernel-files"' in labels,
+                adds_kernel='"git:adds-kernel-files"' in labels, history_only='"git:history-only"' in labels,
                 mechanical=intent.history and not intent.moves and '"git:mechanical"' in labels,
                 same_vendor=bool(intent.vendor) and vendor == intent.vendor,
                 same_repo=short in asked,

@@ -47,6 +47,8 @@ def entry_labels(entry: WikiEntry) -> list[str]:
         labels.append("git:adds-kernel-files")
     if entry.stats.get("mechanical"):
         labels.append("git:mechanical")
+    if entry.stats.get("history_only"):
+        labels.append("git:history-only")
     return list(dict.fromkeys(labels))
 
 

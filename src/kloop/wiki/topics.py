@@ -44,6 +44,8 @@ def _events(store: WikiStore) -> dict[str, list[Event]]:
     )
     for entry_id, repo, title, when, vendor, pr, labels, source in store.db.execute(sql):
         label_list = json.loads(labels)
+        if "git:history-only" in label_list:  # build, CI, tooling: no technique's timeline
+            continue
         url = json.loads(source).get("url")
         adds = "git:adds-kernel-files" in label_list and "git:mechanical" not in label_list
         for label in label_list:
