@@ -9,7 +9,7 @@ question's candidates) with an L2 penalty on standardized features, by L-BFGS.
 The penalty is chosen by leave-one-split-out cross-validation: each split is scored by a model
 fitted on the others, so every number printed beside a split is a held-out number. `--write`
 fits on all the splits and writes the weights with that cross-validation beside them.
-The wiki must be built first (`bench/wiki_real.py --rebuild`).
+The wiki must be built first (`bench/wiki_real.py --rebuild`); scipy comes with `pip install -e '.[bench]'`.
 """
 
 from __future__ import annotations
