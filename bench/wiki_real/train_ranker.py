@@ -62,7 +62,7 @@ def load(db: Path) -> tuple[list[Question], int]:
             if not history:
                 skipped += 1
                 continue
-            x = np.array([list(features(c, intro).values()) for _, c in found] or np.zeros((0, len(FEATURES))))
+            x = np.array([list(features(c, intro).values()) for _, c in found], dtype=float).reshape(-1, len(FEATURES))
             answers = np.array([i for i, (sha, _) in enumerate(found) if is_answer(sha, row["truth"])], dtype=int)
             questions.append(Question(row["id"], row["split"], row["vendor"], x, answers))
     return questions, skipped
@@ -101,7 +101,8 @@ def fit(questions: list[Question], penalty: float) -> np.ndarray:
 
 
 def rank_of_answer(q: Question, w: np.ndarray) -> int | None:
-    """1-based rank of the best-placed answer under weights w; None when no candidate is an answer."""
+    """1-based rank of the best-placed answer under weights w (ties resolved in its favour: float scores
+    rarely tie); None when no candidate is an answer."""
     if not len(q.answers):
         return None
     s = q.x @ w
@@ -112,7 +113,10 @@ def rank_of_answer(q: Question, w: np.ndarray) -> int | None:
 def recall(questions: list[Question], ranks: list[int | None], vendor: str | None = None) -> tuple[int, float, float]:
     picked = [r for q, r in zip(questions, ranks, strict=True) if vendor in (None, q.vendor)]
     n = len(picked)
-    hit = lambda k: sum(1 for r in picked if r is not None and r <= k) / n if n else 0.0  # noqa: E731
+
+    def hit(k: int) -> float:
+        return sum(1 for r in picked if r is not None and r <= k) / n if n else 0.0
+
     return n, round(hit(1), 3), round(hit(5), 3)
 
 
