@@ -19,6 +19,8 @@ FRESH8 (split "fresh8") was written by an eighth session on 2026-12-02 and commi
 was ever scored.
 FRESH9 (split "fresh9") was written by a ninth session on 2026-12-02 and committed alone before it
 was ever scored.
+FRESH10 (split "fresh10") was written by a tenth session on 2026-12-02 and committed alone before it
+was ever scored.
 """
 
 from __future__ import annotations
@@ -628,6 +630,61 @@ FRESH9 = [
 ]
 
 
+# The tenth fresh set (split "fresh10"): written on 2026-12-02 by a tenth session and committed alone
+# before it was ever scored; no search was run while writing it. No answer sha is shared with the first
+# 434 rows (checked), no two fresh10 rows share one, and none asks about a thing they ask about. 40 rows
+# (20 AMD: aiter 8, composable_kernel 6, ROCm/triton 6; 20 NVIDIA: flashinfer 9, cutlass 7, DeepGEMM 4).
+# 16 rows by -S, 24 by file creation (ROCm/triton's 6 all by creation: its snapshot cannot run pickaxe).
+FRESH10 = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When did aiter first get a LayerNorm kernel written in Triton?", added("aiter/ops/triton/norm.py")),
+    ("ROCm/aiter", "Which commit added a Triton GEMM to aiter that takes both the activations and the weights in MXFP4, the microscaled 4-bit float format?", added("aiter/ops/triton/gemm_afp4wfp4.py")),
+    ("ROCm/aiter", "When did aiter get `gemm_a4w4_blockscale`, a composable_kernel GEMM on FP4 operands with block scales, together with its tuning script?", pickaxe("gemm_a4w4_blockscale", "aiter", "csrc")),
+    ("ROCm/aiter", "Which commit added HIP kernels for the pre-mapping step of manifold-constrained hyper-connections (mHC), fusing its GEMM with the sum of squares used for normalization?", pickaxe("mhc_pre", "aiter", "csrc")),
+    ("ROCm/aiter", "When did aiter get a Triton version of DeepGEMM's FP8 paged MQA logits kernel (`pa_mqa_logits`), the scoring step of DeepSeek-V3.2's sparse-attention indexer?", pickaxe("pa_mqa_logits", "aiter", "csrc")),
+    ("ROCm/aiter", "Which commit added a standalone top-k selection kernel written in Triton to aiter?", added("aiter/ops/triton/topk.py")),
+    ("ROCm/aiter", "When did aiter get Triton kernels for the gated delta rule (gated delta net linear attention), covering both chunked prefill and recurrent decode?", pickaxe("chunk_gated_delta_rule", "aiter", "csrc")),
+    ("ROCm/aiter", "When was opus, aiter's single-header C++ layer over AMD GPU intrinsics and data types (`opus.hpp`), first added?", added("csrc/include/opus")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "Which commit first let a composable_kernel GEMM split its K dimension across workgroups (split-K)?", pickaxe("DeviceGemmXdlSplitK")),
+    ("ROCm/composable_kernel", "When did composable_kernel first implement the backward-data pass of convolution, computing the input gradient as an implicit GEMM?", pickaxe("backward_data")),
+    ("ROCm/composable_kernel", "Since which commit can ck_tile's flash-attention forward kernel apply ALiBi positional biases?", added("include/ck_tile/ops/fmha/block/block_position_encoding.hpp")),
+    ("ROCm/composable_kernel", "When did composable_kernel add a group normalization kernel?", added("example/42_groupnorm")),
+    ("ROCm/composable_kernel", "Which commit added `DeviceGroupedGemmXdlSplitKCShuffle`, a grouped GEMM that also splits each group's K dimension?", pickaxe("DeviceGroupedGemmXdlSplitKCShuffle", "include")),
+    ("ROCm/composable_kernel", "Since which commit can CK's grouped convolution forward run on the pipelines of the universal GEMM (the XDL CShuffle V3 kernel)?", pickaxe("DeviceGroupedConvFwdMultipleABD_Xdl_CShuffle_V3", "include")),
+    # ROCm/triton
+    ("ROCm/triton", "When did Triton get the 3xTF32 trick, which emulates an fp32-accurate dot with three TF32 tensor-core products?", added("lib/Dialect/TritonGPU/Transforms/F32DotTC.cpp")),
+    ("ROCm/triton", "Which commit added the Triton IR pass that moves broadcasts after elementwise operations, so the arithmetic runs on the smaller tensor?", added("lib/Dialect/Triton/Transforms/ReorderBroadcast.cpp")),
+    ("ROCm/triton", "When did Triton get `triton-lsp`, a language server that lets editors highlight and navigate its MLIR dialects?", added("bin/triton-lsp.cpp")),
+    ("ROCm/triton", "Which commit gave Triton's NVIDIA backend a minimal cuBLAS wrapper for FP8 matmul, to compare Triton kernels against cuBLAS?", added("third_party/nvidia/include/cublas_instance.h")),
+    ("ROCm/triton", "When was the layer normalization tutorial added to Triton's documentation?", added("python/tutorials/05-layer-norm.py")),
+    ("ROCm/triton", "Which commit added an experimental descriptor-based load to Triton that is lowered to a Hopper TMA copy?", added("lib/Dialect/TritonNvidiaGPU/Transforms/TMALowering.cpp")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "When did flashinfer add fused sampling kernels for speculative decoding that accept or reject a chain of draft tokens against the target model's probabilities (`chain_speculative_sampling`)?", pickaxe("chain_speculative_sampling", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "Which commit started packing flashinfer's custom attention masks into bit arrays (`packbits`) to shrink them?", pickaxe("packbits", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "When did flashinfer get `mm_fp4`, its dense FP4 matrix multiplication API, first backed by cuDNN?", pickaxe("mm_fp4", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "Which commit brought TensorRT-LLM's all-reduce fusion kernels, which fuse the all-reduce with the residual add, RMSNorm and quantization after it, into flashinfer?", added("include/flashinfer/comm/trtllm_allreduce_fusion.cuh")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add `fmha_cutlass_sm100`, CUTLASS's Blackwell FMHA kernels for prefill attention?", added("csrc/fmha_cutlass_sm100.cu")),
+    ("flashinfer-ai/flashinfer", "Which commit added a Triton kernel that pads a ragged tensor so every segment meets the alignment Blackwell kernels require?", added("flashinfer/triton/format_conversion.py")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer import DeepGEMM's FP8 grouped GEMM kernels as a prebuilt backend?", added("flashinfer/deep_gemm.py")),
+    ("flashinfer-ai/flashinfer", "Which commit added CuTe DSL kernels that fuse RMSNorm, with or without the residual add, with FP4 quantization of the output?", added("flashinfer/cute_dsl/add_rmsnorm_fp4quant.py")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer get a Blackwell CuTe DSL kernel for the combined forward pass of Mamba-2's chunked state space duality (SSD)?", added("flashinfer/mamba/ssd_kernel.py")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "When did CUTLASS get a leaky ReLU epilogue (`LinearCombinationLeakyRelu`) for its GEMMs?", pickaxe("LinearCombinationLeakyRelu", "include")),
+    ("NVIDIA/cutlass", "Which commit added warp-level tensor-core MMA with mixed input types (for example fp16 times int8) for Ampere to CUTLASS?", added("include/cutlass/gemm/warp/mma_mixed_input_tensor_op.h")),
+    ("NVIDIA/cutlass", "When did CuTe get MMA atoms for Ada (sm89), including its FP8 tensor-core instructions?", added("include/cute/arch/mma_sm89.hpp")),
+    ("NVIDIA/cutlass", "Which CUTLASS release first supported 2:4 structured-sparse tensor-core GEMM on Ampere?", added("examples/15_ampere_sparse_tensorop_gemm")),
+    ("NVIDIA/cutlass", "Where did CUTLASS add CuTe DSL examples of distributed kernels, such as one-shot and two-shot all-reduce and an all-gather fused with a GEMM?", added("examples/python/CuTeDSL/distributed")),
+    ("NVIDIA/cutlass", "When did CUTLASS's stream-K GEMM learn to fuse a broadcast bias and an elementwise operation into its epilogue?", added("include/cutlass/epilogue/threadblock/epilogue_streamk_with_broadcast.h")),
+    ("NVIDIA/cutlass", "Which commit added a warp-specialized mainloop for mixed-input GEMM on Blackwell (sm100), where the two operands have different data types?", added("include/cutlass/gemm/collective/sm100_mma_warpspecialized_mixed_input.hpp")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "Which commit added a compile-time check, using a constexpr `gcd`, that one block of DeepGEMM's FP8 GEMM never needs more B scaling factors than it can hold?", pickaxe("gcd(T")),
+    ("deepseek-ai/DeepGEMM", "Which commit fixed an int32 overflow in the shape checks of DeepGEMM's k-grouped GEMM when the summed K is large?", pickaxe("static_cast<uint64_t>(k)")),
+    ("deepseek-ai/DeepGEMM", "Since which commit does DeepGEMM fall back to compiling for sm_100a when the NVCC or NVRTC in use is older than 12.9 and does not know the sm_100f target?", pickaxe("selected_arch")),
+    ("deepseek-ai/DeepGEMM", "Which commit fixed how DeepGEMM's JIT turns Python launch arguments into C types, so that its kernels could be captured in a CUDA graph without an RNG check error?", pickaxe("hasattr(value,")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -653,6 +710,7 @@ def main() -> None:
     rows += [(f"n{i + 1:02d}", "fresh7", *q) for i, q in enumerate(FRESH7)]
     rows += [(f"p{i + 1:02d}", "fresh8", *q) for i, q in enumerate(FRESH8)]
     rows += [(f"r{i + 1:02d}", "fresh9", *q) for i, q in enumerate(FRESH9)]
+    rows += [(f"s{i + 1:02d}", "fresh10", *q) for i, q in enumerate(FRESH10)]
     lines = []
     for qid, split, repo, question, command in rows:
         vendor, folder = REPOS[repo]
