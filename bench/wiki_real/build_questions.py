@@ -21,6 +21,8 @@ FRESH9 (split "fresh9") was written by a ninth session on 2026-12-02 and committ
 was ever scored.
 FRESH10 (split "fresh10") was written by a tenth session on 2026-12-02 and committed alone before it
 was ever scored.
+FRESH11 (split "fresh11") was written by an eleventh session on 2026-12-02 and committed alone before
+it was ever scored.
 """
 
 from __future__ import annotations
@@ -685,6 +687,62 @@ FRESH10 = [
 ]
 
 
+# The eleventh fresh set (split "fresh11"): written on 2026-12-02 by an eleventh session and committed
+# alone before it was ever scored; no search was run while writing it. No answer sha is shared with the
+# first 474 rows (checked), no two fresh11 rows share one, and none asks about a thing they ask about.
+# 40 rows (20 AMD: aiter 8, composable_kernel 6, ROCm/triton 6; 20 NVIDIA: flashinfer 10, cutlass 7,
+# DeepGEMM 3). 14 rows by -S, 26 by file creation (ROCm/triton's 6 all by creation: its snapshot cannot
+# run pickaxe).
+FRESH11 = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When did aiter get a softmax kernel written in Triton?", added("aiter/ops/triton/softmax.py")),
+    ("ROCm/aiter", "Which commit added aiter's first flash-attention forward kernel written in Triton?", added("aiter/ops/triton/mha.py")),
+    ("ROCm/aiter", "When did aiter get a Triton fused-MoE kernel that runs both expert GEMMs and the activation between them end to end?", added("aiter/ops/triton/moe_op_e2e.py")),
+    ("ROCm/aiter", "Which commit added ck_tile-based two-stage MoE kernels to aiter, first for bf16 activations with FP4 weights (a16w4) on MI350?", added("csrc/ck_tile_gemm_moe_2stages")),
+    ("ROCm/aiter", "When did aiter get a HIP kernel that fuses gated RMSNorm with per-group FP8 quantization, for Qwen3-Next and Qwen3.5?", pickaxe("gated_rmsnorm", "aiter", "csrc")),
+    ("ROCm/aiter", "Which commit added `topk_softplus`, a MoE routing kernel that scores experts with softplus before picking the top k?", pickaxe("topk_softplus", "aiter", "csrc")),
+    ("ROCm/aiter", "When did aiter get a Triton MoE GEMM for int8 weights and activations with SmoothQuant scales?", added("aiter/ops/triton/moe/moe_op_gemm_int8_smoothquant.py")),
+    ("ROCm/aiter", "Which commit added `pa_decode_gluon`, a paged-attention decode kernel written in Gluon that can also be compiled ahead of time, for MI300 (CDNA3)?", pickaxe("pa_decode_gluon", "aiter", "csrc")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "When did composable_kernel add a kernel that applies an elementwise operation (such as adding two tensors) and then layer normalization in one pass (`DeviceElementwiseNormalization`)?", pickaxe("DeviceElementwiseNormalization", "include")),
+    ("ROCm/composable_kernel", "Which commit added grouped convolution backward-data using WMMA instructions, for RDNA3 GPUs?", pickaxe("DeviceGroupedConvBwdDataMultipleD_Wmma", "include")),
+    ("ROCm/composable_kernel", "When did composable_kernel get an example of contracting complex-valued tensors with a bilinear epilogue, in fp32 and fp64?", added("example/66_complex_contraction_bilinear")),
+    ("ROCm/composable_kernel", "Which commit added a CK example that transposes and scales an fp16 tensor into fp8 while also computing its absolute maximum (amax)?", added("example/44_elementwise_permute/elementwise_scale_permute_amax_2D_fp16_fp8.cpp")),
+    ("ROCm/composable_kernel", "Since which commit can CK's layernorm and groupnorm split a long normalized dimension across several workgroups (split-K), merging the partial statistics afterwards?", pickaxe("DeviceNormalizationSplitK", "include")),
+    ("ROCm/composable_kernel", "When did composable_kernel get a batched GEMM with extra D tensors fused into its epilogue, such as a bias (`DeviceBatchedGemmMultiD`)?", pickaxe("DeviceBatchedGemmMultiD", "include")),
+    # ROCm/triton
+    ("ROCm/triton", "Which commit added `triton-tensor-layout`, a command-line tool that prints how a Triton tensor layout maps elements to threads and registers?", added("bin/triton-tensor-layout.cpp")),
+    ("ROCm/triton", "When did Proton, Triton's profiler, learn to profile AMD GPUs through roctracer?", added("third_party/proton/csrc/include/Profiler/RoctracerProfiler.h")),
+    ("ROCm/triton", "Since which commit can Triton kernels create and update TMA descriptors on the device, rather than only on the host?", added("third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/TMAToLLVM.cpp")),
+    ("ROCm/triton", "When was a grouped GEMM example added to Triton's tutorials?", added("python/tutorials/11-grouped-gemm.py")),
+    ("ROCm/triton", "Which commit began instruction (PC) sampling support in Proton for NVIDIA GPUs, through CUPTI?", added("third_party/proton/csrc/include/Profiler/Cupti/CuptiPCSampling.h")),
+    ("ROCm/triton", "When did `triton.ops` get a block-sparse softmax to go with its block-sparse matmul?", added("python/triton/ops/blocksparse/softmax.py")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "When did flashinfer add a fused GELU (tanh approximation) and multiply activation kernel for GeGLU feed-forward layers?", pickaxe("gelu_tanh_and_mul", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "Which commit added `top_k_mask_logits`, which keeps the k largest logits and masks the rest before the softmax?", pickaxe("top_k_mask_logits", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "When did flashinfer support block-sparse attention with variable block sizes and a different sparsity pattern for each head?", pickaxe("VariableBlockSparseAttentionWrapper", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "Since which commit does flashinfer offer a Hugging Face transformers-style RoPE interface that takes position ids (`apply_rope_pos_ids`)?", pickaxe("apply_rope_pos_ids", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "Which commit added a vLLM-style custom all-reduce to flashinfer whose communication kernels run on a limited number of SMs?", added("include/flashinfer/distributed/custom_all_reduce.cuh")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer get a multi-node NVLink all-to-all with variable sizes per rank, for MoE expert parallelism?", added("include/flashinfer/comm/trtllm_alltoall.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit added CUTLASS FP8 GEMMs with blockwise and groupwise scaling for Blackwell (SM100) to flashinfer?", added("include/flashinfer/gemm/gemm_groupwise_sm100.cuh")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer get TensorRT-LLM's trtllm-gen fused MoE kernels for FP8 on Blackwell?", added("csrc/trtllm_batched_gemm_runner.cu")),
+    ("flashinfer-ai/flashinfer", "Which commit added a fused FP8 blockwise MoE megakernel for very small batches (up to 8 tokens)?", added("flashinfer/fused_moe/monomoe.py")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add an all-to-all kernel for reducing attention outputs across ranks under decode context parallelism (DCP)?", added("csrc/trtllm_dcp_alltoall.cu")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "Since which commit can CUTLASS's Hopper pointer-array and grouped GEMMs use a ping-pong kernel schedule, with a TMA epilogue?", added("include/cutlass/gemm/kernel/sm90_gemm_array_tma_warpspecialized_pingpong.hpp")),
+    ("NVIDIA/cutlass", "When did CUTLASS add a persistent grouped GEMM for Hopper written in the CuTe DSL?", added("examples/python/CuTeDSL/hopper/grouped_gemm.py")),
+    ("NVIDIA/cutlass", "Which commit added CuTe DSL block-scaled GEMM examples, persistent cooperative and ping-pong, for Blackwell GeForce (sm120) GPUs?", added("examples/python/CuTeDSL/cute/blackwell_geforce/kernel/blockscaled_gemm")),
+    ("NVIDIA/cutlass", "When did CUTLASS add an example of a Blackwell GEMM confined to a partition of the SMs with CUDA green contexts?", added("examples/95_blackwell_gemm_green_context")),
+    ("NVIDIA/cutlass", "Where did CUTLASS add Hopper examples that fuse an activation, or a gated activation, into the GEMM, including a grouped variant?", added("examples/113_hopper_gemm_activation_fusion")),
+    ("NVIDIA/cutlass", "Which commit added structured-sparse GEMM examples for Blackwell datacenter GPUs (sm100)?", added("examples/83_blackwell_sparse_gemm")),
+    ("NVIDIA/cutlass", "When did CUTLASS get a pointer-array TMA mainloop for sm120 that runs FP8 grouped GEMMs with per-tensor or per-token scales?", added("include/cutlass/gemm/collective/sm120_mma_array_tma.hpp")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "When did DeepGEMM's Blackwell FP8 MQA logits kernel move to 128-row UMMA with fewer math threads, keeping only part of the head weights in registers?", pickaxe("kNumWeightsInReg")),
+    ("deepseek-ai/DeepGEMM", "Which commit removed DeepGEMM's runtime autotuner, leaving config choice to the heuristic, and renamed the variable that prints the chosen configs to `DG_PRINT_HEURISTIC`?", pickaxe("DG_PRINT_HEURISTIC")),
+    ("deepseek-ai/DeepGEMM", "Which commit fixed an illegal memory access in DeepGEMM's contiguous grouped GEMM scheduler when padding rows carry a group index of -1?", pickaxe("max(0,")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -711,6 +769,7 @@ def main() -> None:
     rows += [(f"p{i + 1:02d}", "fresh8", *q) for i, q in enumerate(FRESH8)]
     rows += [(f"r{i + 1:02d}", "fresh9", *q) for i, q in enumerate(FRESH9)]
     rows += [(f"s{i + 1:02d}", "fresh10", *q) for i, q in enumerate(FRESH10)]
+    rows += [(f"t{i + 1:02d}", "fresh11", *q) for i, q in enumerate(FRESH11)]
     lines = []
     for qid, split, repo, question, command in rows:
         vendor, folder = REPOS[repo]
