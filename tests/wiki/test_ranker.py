@@ -8,7 +8,7 @@ from pathlib import Path
 from kloop.wiki.aliases import default_alias_table
 from kloop.wiki.git_ingest import GitIngester
 from kloop.wiki.intent import read_intent
-from kloop.wiki.ranker import FEATURES, MODEL_PATH, shipped_model
+from kloop.wiki.ranker import FEATURES, MODEL_PATH, features, shipped_model
 from kloop.wiki.search import named_identifiers
 from kloop.wiki.store import WikiStore
 from tests.wiki.conftest import GitRepo
@@ -101,3 +101,22 @@ def test_names_a_question_gives_are_read_from_backticks_and_code_shapes() -> Non
     assert named_identifiers("version macros in `cutlass/version.h`") == [("cutlass", "version", "h")]
     assert named_identifiers("When did DeepGEMM use `get_best_configs`?", frozenset(["deepgemm"])) == [
         ("get", "best", "configs")]
+
+
+
+def test_the_ranker_reads_how_many_words_each_title_has(repo: GitRepo, tmp_path: Path) -> None:
+    """Commits that introduce a technique are often a few words ("Pool3d fwd (#697)") and the reworks after
+    them explain themselves at length; on the real questions the title's length moved held-out r@1 from
+    0.606 to 0.636 (AMD) and 0.645 to 0.695 (NVIDIA). A card's title says nothing of the kind."""
+    terse = repo.commit("Pool3d fwd (#697)", {"include/ck/pool3d_fwd.hpp": "// p\n"}, date="2023-05-01T00:00:00Z")
+    wordy = repo.commit("Add max pooling 3d forward instances for bf16 and fp8, with profiler entries and tests (#900)",
+                        {"include/ck/pool3d_fwd_instances.hpp": "// i\n"}, date="2023-09-01T00:00:00Z")
+    with WikiStore(tmp_path / "w.sqlite") as store:
+        GitIngester(store).ingest(repo.path, repo="ROCm/composable_kernel")
+        _, intro, found = store.candidates("Which commit added 3D max pooling forward to composable_kernel?")
+    words = {sha: c.title_words for sha, c in found}
+    assert words[terse] == 3 and words[wordy] == 16
+    cards = [c for sha, c in found if c.is_card]
+    assert cards and all(features(c, intro)["title_words"] == 0.0 for c in cards)
+    weights = shipped_model().weights
+    assert weights["title_words"] < 0  # fitted, not set: a refit that loses the lesson shows here

@@ -38,6 +38,7 @@ class Candidate:
     other_repo: bool = False  # the question names repositories and this commit lives in another
     older: float = 0.0  # 1 for the oldest dated candidate, 0 for the newest (0 when undated)
     title: float = 0.0  # share of the question's content groups the title spells
+    title_words: int = 0  # words in the title: the commit that introduces a technique is often terse
     file: float = 0.0  # best share one created file's path spells
     first: bool = False  # the oldest of the commits whose created files spell the question best
     breadth: int = 0  # length of the entry's path words
@@ -60,6 +61,7 @@ def features(c: Candidate, introduction: bool) -> dict[str, float]:
         "card": 1.0 - commit,
         "title": commit * c.title,
         "title_all": commit * float(c.title >= 1.0),
+        "title_words": commit * math.log1p(c.title_words),
         "spelled": c.spelled,
         "spelled_all": float(c.spelled >= 1.0),
         "names": c.names,

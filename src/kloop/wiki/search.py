@@ -380,7 +380,7 @@ class FtsSearch:
         first_named = _oldest_best(named, when_of)
         titles = {r[0]: title_coverage(r[7], want) for r in rows if title_groups and r[1] not in ("card", "doc")}
         candidates = []
-        for rowid, kind, labels, vendor, repo, _, breadth, _, _, body in rows:
+        for rowid, kind, labels, vendor, repo, _, breadth, title, _, body in rows:
             short = repo.lower().rsplit("/", 1)[-1].replace("-", "_") if repo else ""
             is_entry = kind not in ("card", "doc")
             candidates.append(Candidate(
@@ -391,7 +391,7 @@ class FtsSearch:
                 same_repo=short in asked,
                 other_repo=bool(asked) and is_entry and bool(short) and short not in asked,
                 older=older[when_of[rowid]] if when_of[rowid] is not None else 0.0,
-                title=titles.get(rowid, 0.0),
+                title=titles.get(rowid, 0.0), title_words=len(tokens_of(title)),
                 file=files.get(rowid, 0.0), first=rowid == first, breadth=breadth or 0, body=body or 0,
                 spelled=spelled.get(rowid, 0.0), names=named.get(rowid, 0.0), first_named=rowid == first_named,
             ))
