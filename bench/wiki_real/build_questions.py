@@ -23,6 +23,8 @@ FRESH10 (split "fresh10") was written by a tenth session on 2026-12-02 and commi
 was ever scored.
 FRESH11 (split "fresh11") was written by an eleventh session on 2026-12-02 and committed alone before
 it was ever scored.
+FRESH12 (split "fresh12") was written by a twelfth session on 2026-12-02 and committed alone before
+it was ever scored.
 """
 
 from __future__ import annotations
@@ -743,6 +745,62 @@ FRESH11 = [
 ]
 
 
+# The twelfth fresh set (split "fresh12"): written on 2026-12-02 by a twelfth session and committed
+# alone before it was ever scored; no search was run while writing it. No answer sha is shared with the
+# first 514 rows (checked), no two fresh12 rows share one, and none asks about a thing they ask about.
+# 40 rows (20 AMD: aiter 7, composable_kernel 7, ROCm/triton 6; 20 NVIDIA: flashinfer 9, cutlass 8,
+# DeepGEMM 3). 14 rows by -S, 26 by file creation (ROCm/triton's 6 all by creation: its snapshot cannot
+# run pickaxe). Nine name an identifier in backticks.
+FRESH12 = [
+    # ROCm/aiter
+    ("ROCm/aiter", "When did aiter get RMSNorm kernels written in Triton, including a variant fused with the residual add?", added("aiter/ops/triton/rmsnorm.py")),
+    ("ROCm/aiter", "Which commit added a Triton fused-MoE kernel that applies a GELU activation inside the kernel?", added("aiter/ops/triton/moe_op_gelu.py")),
+    ("ROCm/aiter", "When did aiter get a Triton GEMM that multiplies FP8 activations by MXFP4 (microscaled 4-bit) weights?", added("aiter/ops/triton/gemm_a8wfp4.py")),
+    ("ROCm/aiter", "Which commit added `moe_sorting_opus`, a MoE token-sorting kernel built on aiter's opus layer with no composable_kernel dependency?", pickaxe("moe_sorting_opus", "aiter", "csrc")),
+    ("ROCm/aiter", "When did aiter get a sparse paged-attention prefill kernel for DeepSeek-V4 on MI355 (gfx950), written with opus?", added("aiter/ops/pa_sparse_prefill_opus.py")),
+    ("ROCm/aiter", "Which commit added `mla_decode_gluon`, a Gluon MLA decode kernel for gfx950 aimed at 64 or 128 heads and large batches?", pickaxe("mla_decode_gluon", "aiter", "csrc")),
+    ("ROCm/aiter", "When did aiter get a HIP kernel for DeepSeek-V4 that applies RoPE and a Walsh-Hadamard rotation to activations and round-trips them through FP4 quantization in place?", pickaxe("rope_rotate_activation", "aiter", "csrc")),
+    # ROCm/composable_kernel
+    ("ROCm/composable_kernel", "When did composable_kernel first get a fused attention kernel that chains a batched GEMM, a softmax and a second GEMM in one launch?", pickaxe("DeviceBatchedGemmSoftmaxGemm_Xdl_CShuffle", "include")),
+    ("ROCm/composable_kernel", "Which commit added composable_kernel's first standalone layer normalization kernel, one not fused into a GEMM?", added("example/27_layernorm")),
+    ("ROCm/composable_kernel", "When did CK add a GEMM that adds a bias and writes its output tensor directly in a permuted layout?", pickaxe("DeviceGemmBiasCPermute", "include")),
+    ("ROCm/composable_kernel", "Which commit added a fused batched GEMM-GEMM to CK in which each of the two GEMMs can also fuse extra D tensors (such as a bias add and a ReLU) into its epilogue?", pickaxe("DeviceBatchedGemmMultipleDGemmMultipleD_Xdl_CShuffle", "include")),
+    ("ROCm/composable_kernel", "When did composable_kernel get convolution backward-data for Navi21 (RDNA2) GPUs, computed with dot-product (DL) instructions instead of matrix cores?", pickaxe("DeviceConvNdBwdDataNwcKxcNwk_Dl", "include")),
+    ("ROCm/composable_kernel", "Which commit implemented the backward pass of batch normalization in composable_kernel?", pickaxe("DeviceBatchNormBwd", "include")),
+    ("ROCm/composable_kernel", "When did CK's XDL GEMMs get an inter-wave loop scheduler (`LoopScheduler::Interwave`) that interleaves the MAC clusters of two waves using s_setprio?", pickaxe("LoopScheduler", "include")),
+    # ROCm/triton
+    ("ROCm/triton", "When could Triton kernels first call element-wise math functions from an external LLVM bitcode library such as CUDA's libdevice?", added("python/triton/language/extern.py")),
+    ("ROCm/triton", "Since which commit can Triton's loops use 64-bit indices when their bounds need them, instead of always 32-bit ones?", added("lib/Conversion/TritonGPUToLLVM/ArithToIndexPass.cpp")),
+    ("ROCm/triton", "When could a Triton kernel first read the GPU's nanosecond global timer register (`globaltimer`)?", added("python/triton/language/extra/cuda.py")),
+    ("ROCm/triton", "Which commit let Proton profile an unmodified Python script from the command line, without instrumenting the code?", added("third_party/proton/proton/proton.py")),
+    ("ROCm/triton", "Which commit moved Triton's Volta-specific MMA (v1) layout fix-ups into a pass of their own that updates the MMA encodings after the combine pass?", added("lib/Dialect/TritonGPU/Transforms/UpdateMmaForVolta.cpp")),
+    ("ROCm/triton", "When was the fused softmax tutorial first added to Triton, originally as a Jupyter notebook?", added("python/tutorials/02-fused-softmax.ipynb")),
+    # flashinfer-ai/flashinfer
+    ("flashinfer-ai/flashinfer", "When did flashinfer get fused routing kernels for DeepSeek-V3 that pick experts by grouped top-k over bias-corrected scores, the auxiliary-loss-free scheme?", pickaxe("noAuxTc", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "Which commit added CUTLASS NVFP4 GEMM kernels with schedulers specific to SM103 (Blackwell Ultra, B300) to flashinfer?", added("csrc/fp4_gemm_cutlass_sm103.cu")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add `mm_mxfp8`, a dense GEMM on MXFP8 operands backed by CUTLASS?", added("csrc/mxfp8_gemm_cutlass.cu")),
+    ("flashinfer-ai/flashinfer", "Which commit added `fused_rmsnorm_silu`, a kernel that applies RMSNorm and then SiLU in one pass, tuned for the WAN VAE decoder?", pickaxe("rmsnorm_silu", *FLASHINFER_SRC)),
+    ("flashinfer-ai/flashinfer", "When did flashinfer get a recurrent decode kernel for Kimi Delta Attention (KDA), with a gate per key channel?", added("flashinfer/kda_decode.py")),
+    ("flashinfer-ai/flashinfer", "Which commit added BGMV kernels that apply each token's own LoRA adapter inside the MoE experts, for multi-LoRA serving?", added("csrc/bgmv_moe")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer add a fused kernel that applies RMSNorm to the queries and keys and then RoPE, for the WAN video diffusion model?", added("include/flashinfer/norm/fused_qk_rmsnorm_rope.cuh")),
+    ("flashinfer-ai/flashinfer", "Which commit added an all-reduce that quantizes its data to FP8 for a two-shot exchange over symmetric memory?", added("flashinfer/comm/quantized_allreduce.py")),
+    ("flashinfer-ai/flashinfer", "When did flashinfer first get a chunked prefill kernel for gated delta net (GDN) linear attention, built with CUTLASS for Hopper?", added("csrc/flat")),
+    # NVIDIA/cutlass
+    ("NVIDIA/cutlass", "When did CUTLASS's back-to-back GEMM fusion example get a grouped version, where each problem in the group has its own sizes?", added("examples/13_two_tensor_op_fusion/fused_two_gemms_grouped_f16_sm80_rf.cu")),
+    ("NVIDIA/cutlass", "Which commit added a Blackwell MLA forward (prefill) kernel for DeepSeek's head shapes, 192-dim queries and keys with 128-dim values, to the FMHA example?", added("examples/77_blackwell_fmha/77_blackwell_mla_fwd.cu")),
+    ("NVIDIA/cutlass", "Since which commit can CUTLASS's Ampere mixed-input GEMM multiply int4 by int8 operands?", added("test/unit/gemm/device/gemm_universal_s4t_s8n_s32t_mixed_input_tensor_op_s32_sm80.cu")),
+    ("NVIDIA/cutlass", "When did CUTLASS add a block-scaled grouped GEMM for MoE on Blackwell whose groups are ragged slices of one contiguous tensor?", added("include/cutlass/gemm/collective/sm100_blockscaled_mma_array_warpspecialized_rcggemm.hpp")),
+    ("NVIDIA/cutlass", "Which commit gave CUTLASS's Hopper grouped (pointer-array) GEMM an FP8 mainloop that periodically promotes the tensor-core accumulators into FP32 registers?", added("include/cutlass/gemm/collective/sm90_mma_array_tma_gmma_ss_warpspecialized_fp8.hpp")),
+    ("NVIDIA/cutlass", "When did CUTLASS add an example of grouped FP8 GEMM for Ada (sm89) GPUs?", added("examples/64_ada_fp8_gemm_grouped")),
+    ("NVIDIA/cutlass", "Which release added a CuTe DSL example of a batched block-scaled GEMM for Blackwell Ultra (SM103, GB300) that uses its 3xFP4 instructions?", added("examples/python/CuTeDSL/blackwell/sm103_dense_blockscaled_gemm_persistent.py")),
+    ("NVIDIA/cutlass", "When did CUTLASS add CuTe DSL MoE grouped GEMMs that follow PyTorch's `grouped_mm` and `scaled_grouped_mm` interfaces?", added("examples/python/CuTeDSL/cute/blackwell/kernel/moe")),
+    # deepseek-ai/DeepGEMM
+    ("deepseek-ai/DeepGEMM", "Since which commit does DeepGEMM's JIT load kernels through the CUDA driver API by default, using the runtime's library API only when `DG_JIT_USE_RUNTIME_API` is set?", pickaxe("DG_JIT_USE_RUNTIME_API")),
+    ("deepseek-ai/DeepGEMM", "Which commit fixed a synchronization bug in DeepGEMM's Blackwell FP8 MQA logits kernels by adding the missing tcgen05 thread-sync fences around the UMMA barrier waits?", pickaxe("tcgen05_after_thread_sync", "deep_gemm/include/deep_gemm/impls/sm100_fp8_mqa_logits.cuh")),
+    ("deepseek-ai/DeepGEMM", "Which commit fixed DeepGEMM's JIT so that kernels are still compiled when Python runs with `-O`, which strips assert statements?", pickaxe("return_code", "deep_gemm/jit/compiler.py")),
+]
+
+
 def resolve(mirror: Path, command: str) -> str:
     out = subprocess.run(["git", "-C", str(mirror), *command.split()[1:]], capture_output=True, text=True, check=True)
     lines = out.stdout.split()
@@ -770,6 +828,7 @@ def main() -> None:
     rows += [(f"r{i + 1:02d}", "fresh9", *q) for i, q in enumerate(FRESH9)]
     rows += [(f"s{i + 1:02d}", "fresh10", *q) for i, q in enumerate(FRESH10)]
     rows += [(f"t{i + 1:02d}", "fresh11", *q) for i, q in enumerate(FRESH11)]
+    rows += [(f"u{i + 1:02d}", "fresh12", *q) for i, q in enumerate(FRESH12)]
     lines = []
     for qid, split, repo, question, command in rows:
         vendor, folder = REPOS[repo]
