@@ -103,7 +103,6 @@ def test_names_a_question_gives_are_read_from_backticks_and_code_shapes() -> Non
         ("get", "best", "configs")]
 
 
-
 def test_the_ranker_reads_how_many_words_each_title_has(repo: GitRepo, tmp_path: Path) -> None:
     """Commits that introduce a technique are often a few words ("Pool3d fwd (#697)") and the reworks after
     them explain themselves at length; on the real questions the title's length moved held-out r@1 from

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -137,6 +137,18 @@ def identifier_line(names: list[str]) -> str:
     return IDENTIFIER_PREFIX + " ".join(words)[:IDENTIFIER_CHARS].rsplit(" ", 1)[0]
 
 
+def _batches(commits: Iterable[RawCommit]) -> Iterator[list[RawCommit]]:
+    """Commits in lists of BATCH: each is written in one transaction while git streams the next."""
+    batch: list[RawCommit] = []
+    for commit in commits:
+        batch.append(commit)
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def introduced(files: list[FileChange], is_kernel) -> list[str]:
     """Kernel files the commit created; a file deleted elsewhere in the same commit was moved, not created."""
     gone = {f.path.rsplit("/", 1)[-1] for f in files if f.status == "D"}
@@ -192,18 +204,18 @@ class GitIngester:
             return report
         revisions = self._revisions(info, head)
         pathspecs = [f":(glob){g}" for g in paths or []]
-        batch: list[RawCommit] = []
         stats = LogStats()
-        for commit in stream_log(info.path, revisions, since, pathspecs, stats):
-            report.commits_seen += 1
-            if not self._is_kernel_change(commit):
-                report.skipped_non_kernel += 1
-                continue
-            batch.append(commit)
-            if len(batch) >= BATCH:
-                self._flush(info, batch, report)
-                batch = []
-        self._flush(info, batch, report)
+
+        def kernel_changes() -> Iterator[RawCommit]:
+            for commit in stream_log(info.path, revisions, since, pathspecs, stats):
+                report.commits_seen += 1
+                if self._is_kernel_change(commit):
+                    yield commit
+                else:
+                    report.skipped_non_kernel += 1
+
+        for batch in _batches(kernel_changes()):
+            self._flush(info, batch, report)
         if history:
             self._keep_history(info, revisions, since, report)
         report.skipped_unreadable, report.diff_missing = stats.unreadable, stats.diff_missing
@@ -214,14 +226,9 @@ class GitIngester:
 
     def _keep_history(self, info: RepoInfo, revisions: list[str], since: str | None, report: IngestReport) -> None:
         """Every commit of the revisions not yet an entry, as a history-only entry (titles and messages only)."""
-        batch: list[RawCommit] = []
         before, known = report.entries_added, report.skipped_known
-        for commit in stream_log(info.path, revisions, since, [], LogStats()):
-            batch.append(commit)
-            if len(batch) >= BATCH:
-                self._flush(info, batch, report, history_only=True)
-                batch = []
-        self._flush(info, batch, report, history_only=True)
+        for batch in _batches(stream_log(info.path, revisions, since, [], LogStats())):
+            self._flush(info, batch, report, history_only=True)
         report.history_entries += report.entries_added - before
         report.skipped_known = known  # the kernel commits this run just added are not "already known"
 

@@ -264,7 +264,9 @@ class Excerpt:
 
 
 # Names worth indexing: four characters or more (not loop counters), at most MAX_IDENTIFIERS per commit.
-_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{3,}")
+# The search reads the names a question gives with the same pattern: a shorter one is never indexed.
+NAME_PATTERN = r"[A-Za-z_][A-Za-z0-9_]{3,}"
+_NAME = re.compile(NAME_PATTERN.encode())
 MAX_IDENTIFIERS = 300
 
 

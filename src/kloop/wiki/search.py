@@ -23,6 +23,7 @@ from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, tokens_of
 from kloop.wiki.compound import splitter_for
 from kloop.wiki.coverage import file_coverage, title_coverage, wanted
+from kloop.wiki.gitlog import NAME_PATTERN
 from kloop.wiki.intent import (
     HISTORY_WORDS,
     INTRO_WORDS,
@@ -166,7 +167,7 @@ def _hand_factor(c: Candidate, intent: Intent, titled: bool) -> float:
 
 
 _BACKTICKED = re.compile(r"`([^`]+)`")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+_NAME = re.compile(NAME_PATTERN)
 _CODE_SHAPED = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]")
 
 
@@ -412,11 +413,11 @@ class FtsSearch:
         without ranking, intersected here: FTS5's `rowid IN` costs milliseconds per expression)."""
         if not expressions or not rowids:
             return {}
-        wanted = set(rowids)
+        among = set(rowids)
         counts: dict[int, int] = {}
         for expression in expressions:
             for (rowid,) in self._execute("SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?", [expression], query):
-                if rowid in wanted:
+                if rowid in among:
                     counts[rowid] = counts.get(rowid, 0) + 1
         return {rowid: n / len(expressions) for rowid, n in counts.items()}
 
