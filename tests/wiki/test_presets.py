@@ -82,3 +82,19 @@ def test_history_only_commits_answer_history_questions_not_how_to_questions(tmp_
     how_to = store.search("MFMA GEMM tile MI300", k=2)
     assert how_to[0].id == f"ROCm/composable_kernel@{kernel[:12]}"
     assert store.get(f"ROCm/composable_kernel@{flag[:12]}").stats.get("history_only") == 1
+
+
+def test_the_first_layouts_are_kernel_history_too(tmp_path: Path, store: WikiStore) -> None:
+    """CK's first layout (2018-19: src/include/ gridwise kernels, driver/ launchers) and Triton's MLIR passes
+    (lib/Dialect/.../Transforms) are kernel code: their commits carry diffs, not history-only titles."""
+    ck = GitRepo(tmp_path / "clones" / "ROCm+composable_kernel" / "repo")
+    gridwise = ck.commit("implicit gemm v2", {"src/include/gridwise_implicit_gemm_convolution_2.hip.hpp": "// g\n",
+                                              "driver/driver.hip.cpp": "// d\n"})
+    build_preset(store, tmp_path / "clones", "amd")
+    entry = store.get(f"ROCm/composable_kernel@{gridwise[:12]}")
+    assert entry is not None and "history_only" not in entry.stats
+    assert set(entry.source.paths) == {"src/include/gridwise_implicit_gemm_convolution_2.hip.hpp", "driver/driver.hip.cpp"}
+    plain = KernelPathRules().matcher()
+    assert plain("lib/Dialect/TritonGPU/Transforms/WSPipeline.cpp")
+    assert plain("lib/Conversion/TritonGPUToLLVM/ElementwiseOpToLLVM.cpp")
+    assert not plain("lib/Analysis/Alias.cpp") and not plain("python/setup.py")

@@ -26,11 +26,13 @@ class KnownRepo:
 
 KNOWN: tuple[KnownRepo, ...] = (
     KnownRepo("ROCm/aiter", "amd", ("aiter/**", "csrc/**", "hsa/**", "gradlib/**")),
-    KnownRepo("ROCm/composable_kernel", "amd",  # composable_kernel/, device_operation/, host/: the layout until 2022
+    KnownRepo("ROCm/composable_kernel", "amd",  # composable_kernel/, device_operation/, host/: the layout until 2022;
+              # src/include/ and driver/: the first one (2018-19, the gridwise convolutions and their launchers)
               ("include/ck/**", "include/ck_tile/**", "library/**", "example/**", "client_example/**",
-               "composable_kernel/**", "device_operation/**", "host/**", "profiler/**", "codegen/**", "python/**"),
+               "composable_kernel/**", "device_operation/**", "host/**", "profiler/**", "codegen/**", "python/**",
+               "src/**", "driver/**"),
               kernel_paths=("include/**", "library/**", "composable_kernel/**", "device_operation/**", "codegen/**",
-                            "python/**")),  # a kernel library: its instance generators are kernel engineering
+                            "python/**", "src/include/**", "driver/**")),  # instance generators are kernel work too
     KnownRepo("ROCm/rocWMMA", "amd", ("library/include/**", "samples/**")),
     KnownRepo("ROCm/hipBLASLt", "amd", ("library/src/**", "tensilelite/**")),
     KnownRepo("ROCm/triton", "amd",  # python/perf-kernels: AMD's Triton kernels on its main_perf branch

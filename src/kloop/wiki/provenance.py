@@ -119,6 +119,8 @@ class KernelPathRules(BaseModel):
             "kernels", "kernel", "csrc", "include/cutlass", "include/cute", "include/ck", "include/ck_tile",
             "cutlass", "cute", "ck_tile", "ops", "triton", "gemm", "attention", "fmha", "moe", "quantization",
             "aiter", "hsa", "deep_gemm", "flashinfer", "sgl-kernel", "jit", "cuda", "hip", "rocm", "device",
+            # an MLIR GPU compiler's dialects and lowerings (Triton's lib/Dialect/TritonGPU/Transforms/WSPipeline.cpp)
+            "lib/dialect", "lib/conversion",
         ],
         description="Directory names (or nested paths) under which host-language files are kernels.",
     )

@@ -83,6 +83,11 @@ MECHANICAL_FACTOR = 0.5
 # bench/wiki_real: recall@1 / @5 0.778 / 0.870; 100: 0.796 / 0.889; 200: 0.796 / 0.889). The first commit
 # of a kind is often short and old: it must reach the weighing to be lifted by it.
 CANDIDATES = 100
+# Evidence first: cards and docs take at most this many of the first TOP_SLOTS hits, never the first one
+# when a commit or PR matched (they took 51 of 200 top-5 slots on a 40-question set written by a new user,
+# and hit@1 rose from 16 to 20 without them).
+GUIDANCE_SLOTS = 1
+TOP_SLOTS = 5
 # Alias alternatives searched per query (synonyms come before related terms): each phrase of
 # common words costs a positional intersection even when it matches nothing.
 MAX_ALTERNATIVES = 16
@@ -182,6 +187,27 @@ def named_identifiers(query: str, repositories: frozenset[str] = frozenset()) ->
     return [tokens for tokens in dict.fromkeys(names) if tokens]
 
 
+def evidence_first(ranked: list[tuple[int, float]], cards: frozenset[int]) -> list[tuple[int, float]]:
+    """Cards and docs (guidance) never push commits and PRs (evidence) out of the top: where any evidence
+    matched, the first hit is evidence and guidance takes at most GUIDANCE_SLOTS of the first TOP_SLOTS.
+    Otherwise the weighed order stands (a merge of the two lists by rank under those two limits)."""
+    evidence = [row for row in ranked if row[0] not in cards]
+    guidance = [row for row in ranked if row[0] in cards]
+    if not evidence or not guidance:
+        return ranked
+    rank = {row[0]: i for i, row in enumerate(ranked)}
+    out: list[tuple[int, float]] = []
+    shown = 0  # guidance rows among the first TOP_SLOTS
+    while evidence or guidance:
+        allowed = len(out) >= TOP_SLOTS or (bool(out) and shown < GUIDANCE_SLOTS)
+        if guidance and (not evidence or (allowed and rank[guidance[0][0]] < rank[evidence[0][0]])):
+            shown += len(out) < TOP_SLOTS
+            out.append(guidance.pop(0))
+        else:
+            out.append(evidence.pop(0))
+    return out
+
+
 def _softmax(scores: dict[int, float]) -> dict[int, float]:
     """The model's scores as each candidate's probability of being the answer, among the candidates."""
     top = max(scores.values())
@@ -215,10 +241,27 @@ class FtsSearch:
         """The top `k` hits for `query` under `filters` (vendor, arch, tag, kind)."""
         if k < 1:
             raise BadInput("-k", f"must be at least 1, got {k}")
-        pool = self._gather(query, k, filters, expand)
-        ranked = self._weigh(pool, query)
-        top = sorted(ranked.items(), key=lambda item: -item[1])[:k]
-        return self._hits(top, pool.terms)
+        pool = self._gather(query, CANDIDATES, filters, expand)
+        ranked = self._ranked(pool, query)
+        if k > len(ranked):  # a long page: the rows past the fixed candidate pool follow, in their own order
+            seen = {rowid for rowid, _ in ranked}
+            wide = self._ranked(self._gather(query, 2 * k, filters, expand), query)
+            ranked += [(rowid, score) for rowid, score in wide if rowid not in seen]
+        return self._hits(ranked[:k], pool.terms)
+
+    def _ranked(self, pool: Pool, query: str) -> list[tuple[int, float]]:
+        """The pool's rows, best first, evidence before guidance. The pool has a fixed size, never one that
+        grows with `-k`, so the first five of `-k 100` are the five of `-k 5`."""
+        weighed = sorted(self._weigh(pool, query).items(), key=lambda item: -item[1])
+        return evidence_first(weighed, self._cards(pool))
+
+    def _cards(self, pool: Pool) -> frozenset[int]:
+        """The guidance rows (cards, docs) among the pool's candidates."""
+        if not pool.scores:
+            return frozenset()
+        marks = ", ".join("?" * len(pool.scores))
+        sql = f"SELECT rowid FROM entries WHERE kind IN ('card', 'doc') AND rowid IN ({marks})"
+        return frozenset(r[0] for r in self.db.execute(sql, list(pool.scores)))
 
     def candidates(self, query: str, k: int = 5) -> tuple[Intent, list[Candidate]]:
         """Every candidate a search for `query` weighs, with what the weighing reads of it (to fit the ranker)."""
