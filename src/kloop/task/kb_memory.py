@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,23 @@ from kloop.errors import BadInput
 from kloop.task import kb_source
 
 SEARCH_STEPS = 18
+MEMORY_SHARE = 0.5
+"""The estimate must fit this share of the sandbox limit: the rest holds torch and intermediates."""
+
+
+def exec_problem(file: Path, source: str) -> dict[str, Any]:
+    """The problem module's namespace after running its source (the user's own file)."""
+    module = types.ModuleType(f"kloop_kernelbench_{abs(hash(file))}")
+    namespace = module.__dict__
+    namespace["__file__"] = str(file)
+    try:
+        exec(compile(source, str(file), "exec"), namespace)
+    except Exception as exc:
+        raise BadInput(file, f"running the problem file failed: {type(exc).__name__}: {exc}") from None
+    for symbol in ("Model", "get_inputs", "get_init_inputs"):
+        if not callable(namespace.get(symbol)):
+            raise BadInput(file, f"a KernelBench problem must define {symbol}")
+    return namespace
 
 
 @dataclass(frozen=True)
@@ -71,8 +89,6 @@ def _nbytes(values: Any) -> int:
 def footprint(file: Path, source: str) -> Footprint | None:
     """The problem's memory per workload, from shapes on the meta device; None if get_inputs fails there."""
     import torch
-
-    from kloop.task.kernelbench import exec_problem
 
     namespace = exec_problem(file, source)
     quiet = io.StringIO()
@@ -134,8 +150,6 @@ def strategies(source: str) -> list[set[str]]:
 def choose_scale(file: Path, source: str, *, scale: float | None, max_bytes: int | None, memory_mb: int,
                  names: set[str]) -> ScalePlan:  # fmt: skip
     """Apply --scale or find the one --max-bytes asks for; refuse (exit 2) when the sandbox cannot hold it."""
-    from kloop.task.kernelbench import MEMORY_SHARE
-
     budget = int(memory_mb * (1 << 20) * MEMORY_SHARE)
     if scale is not None and not 0 < scale <= 1:
         raise BadInput("--scale", f"expected a factor in (0, 1], got {scale:g}")

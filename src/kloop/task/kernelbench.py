@@ -18,7 +18,6 @@ import inspect
 import json
 import math
 import re
-import types
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,14 +27,13 @@ from kloop.errors import BadInput
 from kloop.progress import step
 from kloop.task import kb_source, kb_weights
 from kloop.task.kb_axes import RESERVED, Axes, name_axes
+from kloop.task.kb_memory import choose_scale, exec_problem, strategies
 from kloop.task.load import Task, load_task
 from kloop.task.parsing import read_text
 
 SEED = 0
 DEFAULT_MEMORY_MB = 8192
 """`kloop verify --memory-mb`'s default (a test keeps the two equal; task must not import verify)."""
-MEMORY_SHARE = 0.5
-"""The estimate must fit this share of the sandbox limit: the rest holds torch and intermediates."""
 _WRAPPER = '''
 
 # ---- added by `kloop task import-kernelbench`: the FlashInfer-Trace entry point ----
@@ -128,8 +126,6 @@ def _weights(problem: _Problem, axes: Axes, var_axis: str | None) -> list[kb_wei
 
 def _scaled_problem(file: Path, source: str, scale: float | None, max_bytes: int | None, memory_mb: int) -> _Problem:
     """Shrink every module size, else only those get_inputs() reads, else its leading dim: the first that runs."""
-    from kloop.task.kb_memory import choose_scale, strategies
-
     failure: BadInput | None = None
     for names in strategies(source):
         step("estimating memory on the meta device")
@@ -156,21 +152,6 @@ def _read_source(file: Path) -> str:
     except SyntaxError as exc:
         raise BadInput(file, f"not valid Python: {exc.msg} (line {exc.lineno})") from None
     return source
-
-
-def exec_problem(file: Path, source: str) -> dict[str, Any]:
-    """The problem module's namespace after running its source (the user's own file)."""
-    module = types.ModuleType(f"kloop_kernelbench_{abs(hash(file))}")
-    namespace = module.__dict__
-    namespace["__file__"] = str(file)
-    try:
-        exec(compile(source, str(file), "exec"), namespace)
-    except Exception as exc:
-        raise BadInput(file, f"running the problem file failed: {type(exc).__name__}: {exc}") from None
-    for symbol in ("Model", "get_inputs", "get_init_inputs"):
-        if not callable(namespace.get(symbol)):
-            raise BadInput(file, f"a KernelBench problem must define {symbol}")
-    return namespace
 
 
 def _run_problem(file: Path, source: str) -> _Problem:
