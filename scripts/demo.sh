@@ -10,7 +10,10 @@
 # With a GPU present, an example tagged "gpu" that has a campaign in examples/campaigns/ is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo "demo: setting up .venv/ (scripts/setup.sh; the test-only tools are not installed here)" >&2
+SECONDS=0
 bash scripts/setup.sh
+echo "demo: setup done in ${SECONDS} s" >&2
 OUT=${1:-runs/demo}
 PY=.venv/bin/python
 
@@ -51,6 +54,7 @@ case "$STATUS" in
       echo "demo: the previous run is kept in $OUT.previous"
     fi
     mkdir -p "$(dirname "$OUT")"
+    echo "demo: running kloop on examples/$EXAMPLE (device $DEVICE) into $OUT" >&2
     .venv/bin/kloop run "examples/$EXAMPLE" --writer "replay:examples/campaigns/$EXAMPLE.jsonl" \
       --reviewer rules --stages research,iterate,tune --device "$DEVICE" --out "$OUT" ;;
 esac
@@ -65,3 +69,4 @@ speedup = best.get("speedup_geomean")
 head = f"best speedup: {speedup:.2f}x ({best['candidate']}, round {best['round']})" if speedup else "no accepted candidate"
 print(f"\n{head}; {accepted} of {len(s['rounds'])} rounds accepted; status {s['status']}, outcome {s['outcome']}")
 PY
+echo "demo: done in ${SECONDS} s, setup included" >&2
