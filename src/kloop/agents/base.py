@@ -120,6 +120,7 @@ class AgentRequest(BaseModel):
     read_only: bool = Field(default=False, description="True for reviewers: no writes allowed.")
     time_limit_s: float = Field(default=1800.0, description="Wall-clock budget of this call.")
     cost_limit_usd: float | None = Field(default=None, description="Cost budget of this call, if any.")
+    token_limit: int | None = Field(default=None, description="Token budget of this call (the gateway enforces it).")
     round: int = Field(default=0, description="The round number (from 1, in writer-call order).")
     turn: int = Field(default=0, description="How many times this agent was called before in this stage.")
     artifacts_dir: Path | None = Field(default=None, description="Where the agent may write a transcript.")
@@ -141,6 +142,11 @@ class AgentResult(BaseModel):
     tokens: int | None = Field(default=None, description="Tokens used, when known.")
     cost_usd: float | None = Field(default=None, description="Cost of the call, when known.")
     permission_denials: list[str] = Field(default_factory=list, description="Actions the agent was refused.")
+    contained_denials: list[str] = Field(
+        default_factory=list,
+        description="What kloop's containment refused, seen from outside the agent (audit of failed syscalls, "
+        "kloop's own tool policy): `INTENT PATH (CALL: ERRNO)` lines. Never taken from a CLI's wording.",
+    )
 
 
 @runtime_checkable

@@ -33,6 +33,7 @@ REVIEWER_TOOLS = "Read,Grep,Glob"
 
 class ClaudeAgent(CliAgent):
     name = "claude"
+    default_base_url = "https://api.anthropic.com"
 
     def program_argv(self) -> list[str] | None:
         exe = self.program or find_program("claude", "KLOOP_CLAUDE_BIN")
@@ -64,7 +65,7 @@ class ClaudeAgent(CliAgent):
             extra["ANTHROPIC_BASE_URL"] = self.endpoint.base_url
         if self.endpoint.api_key:
             extra["ANTHROPIC_API_KEY"] = self.endpoint.api_key
-        return Invocation(argv=argv, env=agent_env(home, extra), contained=not reviewer, stdin=long_prompt)
+        return Invocation(argv=argv, env=agent_env(home, extra), contained=True, stdin=long_prompt)
 
     def interpret(self, request: AgentRequest, outcome: CliOutcome, inv: Invocation, home: Path) -> AgentResult:
         result = next((e for e in reversed(outcome.events) if e.get("type") == "result"), None)

@@ -9,6 +9,7 @@ list, never inherited). The CLI's stdout is saved verbatim as the transcript bef
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import re
@@ -21,12 +22,16 @@ import tempfile
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
+if TYPE_CHECKING:
+    from kloop.agents.gateway import Gateway
+
+from kloop.agents.audit import audited, denials_in_log, forbidden
 from kloop.agents.base import AgentRequest, AgentResult, AgentStatus, Claim, Role, parse_verdict
 
 # Only these host variables reach an agent CLI; everything else (keys, KLOOP_SEED_SECRET*) is dropped.
@@ -51,9 +56,13 @@ def agent_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, s
     """The environment an agent CLI gets: a few host basics, its own HOME and TMPDIR, and `extra`."""
     env = {k: os.environ[k] for k in _PASS_THROUGH if k in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    # kloop's own interpreter first: its Python (with torch) is on the agent's read allow-list,
+    # whereas shims under the host home (pyenv, ~/.local/bin) are not.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
     tmp = home / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     env.update({"HOME": str(home), "TMPDIR": str(tmp), "TERM": "dumb", "NO_COLOR": "1",
+                "PYTHONDONTWRITEBYTECODE": "1",  # no refused __pycache__ writes in read-only installs
                 "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
                 "XDG_DATA_HOME": str(home / ".local" / "share")})
     env.update(extra or {})
@@ -210,12 +219,25 @@ class Endpoint:
     base_url: str | None = None
     api_key: str | None = None
     model: str | None = None
+    price: tuple[float, float] | None = None  # USD per 1M input, output tokens (the gateway's dollar account)
 
     @classmethod
     def from_env(cls, agent: str) -> Endpoint:
-        key = f"KLOOP_{agent.upper()}_"
+        key = f"KLOOP_{agent.upper().replace('-', '_')}_"
         return cls(base_url=os.environ.get(key + "BASE_URL") or None,
-                   api_key=os.environ.get(key + "API_KEY") or None, model=os.environ.get(key + "MODEL") or None)
+                   api_key=os.environ.get(key + "API_KEY") or None, model=os.environ.get(key + "MODEL") or None,
+                   price=parse_price(os.environ.get(key + "PRICE")))
+
+
+def parse_price(text: str | None) -> tuple[float, float] | None:
+    """`"3,15"` -> (3.0, 15.0): USD per million input and output tokens; None when unset or malformed."""
+    if not text:
+        return None
+    try:
+        given, taken = (float(x) for x in text.split(","))
+    except ValueError:
+        return None
+    return given, taken
 
 
 @dataclass
@@ -233,6 +255,7 @@ class CliAgent(ABC):
     """An `Agent` that runs one real CLI per call; subclasses build the command and read the result."""
 
     name: str = "cli"
+    default_base_url: str = "https://api.openai.com/v1"  # where the real model lives when none is set
 
     def __init__(self, endpoint: Endpoint | None = None, program: Path | None = None) -> None:
         self.endpoint = endpoint or Endpoint.from_env(self.name)
@@ -258,23 +281,52 @@ class CliAgent(ABC):
         """Final message, tokens, cost and denials from the CLI's own output."""
 
     def run(self, request: AgentRequest) -> AgentResult:
+        """One call: a fresh home, a gateway holding the key and the budget, the CLI contained and killed
+        whole at the call's deadline."""
         home = Path(tempfile.mkdtemp(prefix=f"kloop-{self.name}-home-"))
+        transcript = _transcript_path(request, self.name)
         try:
             if not read_only_role(request):
                 open_for_writer(request.workspace)
-            inv = self.invocation(request, home)
-            argv = inv.argv
-            if inv.contained:
-                argv = contain_writer(argv, request.workspace, home)
-            transcript = _transcript_path(request, self.name)
-            outcome = run_cli(argv, cwd=request.workspace, env=inv.env, stdin=inv.stdin,
-                              time_limit_s=_own_limit(request.time_limit_s), transcript=transcript)
+            with open_gateway(self.endpoint, self.default_base_url, request, transcript) as gw:
+                through = copy.copy(self)  # the CLI sees the gateway and its call token, never the key
+                through.endpoint = replace(self.endpoint, base_url=gw.client_url, api_key=gw.token)
+                inv = through.invocation(request, home)
+                argv = inv.argv
+                audit_log = transcript.with_name(transcript.stem + ".audit.log")
+                if inv.contained:
+                    argv = audited(contain_agent(argv, request, home, self.program_argv() or []), audit_log)
+                outcome = run_cli(argv, cwd=request.workspace, env=inv.env, stdin=inv.stdin,
+                                  time_limit_s=_own_limit(request.time_limit_s), transcript=transcript)
+            seen = denials_in_log(audit_log, request.workspace)
+            refused = [d.line() for d in forbidden(seen, allowed_roots(request, home, self.program_argv() or []))]
             if outcome.timed_out:
-                return AgentResult(status=AgentStatus.timed_out, transcript_path=transcript,
+                return AgentResult(status=AgentStatus.timed_out, transcript_path=transcript, contained_denials=refused,
                                    final_message=f"{self.name}: killed at its {request.time_limit_s:g}s limit")
-            return self.interpret(request, outcome, inv, home)
+            result = gateway_account(through.interpret(request, outcome, inv, home), gw)
+            return result.model_copy(update={"contained_denials": refused})
         finally:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def open_gateway(endpoint: Endpoint, default_base_url: str, request: AgentRequest, transcript: Path) -> Gateway:
+    """The call's gateway: the real endpoint and key behind it, the request's budgets on it, its log
+    next to the transcript."""
+    from kloop.agents.gateway import Gateway, Price
+
+    price = Price(input=endpoint.price[0], output=endpoint.price[1]) if endpoint.price else None
+    return Gateway(endpoint.base_url or default_base_url, endpoint.api_key, usd_limit=request.cost_limit_usd,
+                   token_limit=request.token_limit, price=price, deadline_s=request.time_limit_s,
+                   log_path=transcript.with_name(transcript.stem + ".gateway.jsonl"))
+
+
+def gateway_account(result: AgentResult, gw: Gateway) -> AgentResult:
+    """Tokens and dollars as the gateway counted them (the CLI's own figures are its word); a call the
+    gateway cut off for its budget is `over_budget`."""
+    update: dict[str, Any] = {"tokens": gw.tokens or result.tokens, "cost_usd": round(gw.usd, 6)}
+    if gw.account.refused and result.status is AgentStatus.completed:
+        update["status"] = AgentStatus.over_budget
+    return result.model_copy(update=update)
 
 
 # Linux caps one argv string at 128 KiB (MAX_ARG_STRLEN); longer prompts go through a file.
@@ -353,11 +405,45 @@ def open_for_writer(workspace: Path) -> None:
 
 
 def contain_writer(argv: list[str], workspace: Path, home: Path) -> list[str]:
-    """kloop's containment around a writer: workspace and the agent's home writable, all else read-only."""
+    """kloop's containment around a writer: workspace and the agent's home writable, all else read-only;
+    reads limited to the allow-list (`readable_for`)."""
     from kloop.agents.containment import contain
 
     sealed = workspace.parent / "sealed"
-    return contain(argv, writable=[workspace, home], protect=[sealed] if sealed.exists() else [])
+    return contain(argv, writable=[workspace, home], protect=[sealed] if sealed.exists() else [],
+                   readable=readable_for(workspace, []))
+
+
+def contain_agent(argv: list[str], request: AgentRequest, home: Path, program: Sequence[str]) -> list[str]:
+    """kloop's containment around any CLI call: a writer may write its workspace and home, a reviewer
+    only its home; both read only the allow-list (`readable_for`)."""
+    from kloop.agents.containment import contain
+
+    sealed = request.workspace.parent / "sealed"
+    writable = [home] if read_only_role(request) else [request.workspace, home]
+    return contain(argv, writable=writable, protect=[sealed] if sealed.exists() else [],
+                   readable=readable_for(request.workspace, program))
+
+
+def allowed_roots(request: AgentRequest, home: Path, program: Sequence[str]) -> list[str]:
+    """Every path a contained call may read (the audit's measure of a benign refusal)."""
+    from kloop.agents.containment import SYSTEM_READABLE, default_readable
+
+    paths = [*readable_for(request.workspace, program), *default_readable(), home]
+    return [*SYSTEM_READABLE, *(str(p.resolve()) for p in paths)]
+
+
+def readable_for(workspace: Path, program: Sequence[str]) -> list[Path]:
+    """What an agent may read besides the system and kloop's install: its run's task (`sealed/`) and
+    workspace, the CLIs' install (kloop's tools prefix, the program's own folder) and the wiki file
+    that `kloop mcp` serves. Never kloop's home as a whole, other runs or the host home."""
+    from kloop.wiki import default_db_path
+
+    paths = [workspace, workspace.parent / "sealed", tools_prefix()]
+    paths += [Path(p).resolve().parent.parent for p in program[:1] if os.path.isabs(p)]
+    db = default_db_path()
+    paths += [db.with_name(db.name + suffix) for suffix in ("", "-wal", "-shm") if db.with_name(db.name + suffix).exists()]
+    return [p for p in paths if p.exists()]
 
 
 def _transcript_path(request: AgentRequest, name: str) -> Path:

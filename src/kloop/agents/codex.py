@@ -32,7 +32,7 @@ from kloop.agents.cli_process import (
 )
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-KEY_VAR = "KLOOP_CODEX_MODEL_KEY"  # the provider's env_key; visible to the agent's own shell
+KEY_VAR = "KLOOP_CODEX_MODEL_KEY"  # the provider's env_key: holds only the gateway's call token
 
 
 def verdict_schema() -> dict[str, Any]:
@@ -50,6 +50,7 @@ def verdict_schema() -> dict[str, Any]:
 
 class CodexAgent(CliAgent):
     name = "codex"
+    default_base_url = DEFAULT_BASE_URL
 
     def program_argv(self) -> list[str] | None:
         exe = self.program or find_program("codex", "KLOOP_CODEX_BIN")
@@ -70,20 +71,20 @@ class CodexAgent(CliAgent):
         argv = [*self.require_program(), "exec", "--json", "--skip-git-repo-check", "-C", str(request.workspace),
                 *self.provider_flags()]
         last: Path | None = None
+        # Codex's own bubblewrap sandbox cannot start inside kloop's containment (Landlock forbids the
+        # mounts it makes), so kloop's containment is the sandbox: Codex runs with its own turned off.
+        argv += ["--sandbox", "danger-full-access"]
         if read_only_role(request):
             schema = home / "verdict.schema.json"
             schema.write_text(json.dumps(verdict_schema()))
             last = home / "last-message.txt"
-            argv += ["--sandbox", "read-only", "--output-schema", str(schema), "-o", str(last)]
-        else:
-            argv += ["--sandbox", "workspace-write",
-                     "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
-                     "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
-                     "-c", "sandbox_workspace_write.network_access=false"]
+            # No command runner for a reviewer: the verdict comes from the output schema alone.
+            argv += ["--disable", "shell_tool", "--output-schema", str(schema), "-o", str(last)]
         long_prompt = prompt_file(request, home)  # `-` : Codex reads the prompt from stdin
         argv += ["--", "-" if long_prompt else request.prompt]
         extra = {"CODEX_HOME": str(codex_home), KEY_VAR: self.endpoint.api_key or ""}
-        return Invocation(argv=argv, env=agent_env(home, extra), last_message=last, stdin=long_prompt)
+        return Invocation(argv=argv, env=agent_env(home, extra), last_message=last, stdin=long_prompt,
+                          contained=True)
 
     def interpret(self, request: AgentRequest, outcome: CliOutcome, inv: Invocation, home: Path) -> AgentResult:
         events = outcome.events

@@ -14,6 +14,11 @@ writer's command is wrapped by `contain(argv, writable=[...])`, and everything i
    protected paths carved out; a Landlocked process can also no longer change mounts.
 3. `no-capabilities`: the bounding, inheritable and ambient capability sets are emptied before the
    agent starts, so a root writer cannot remount, unmount or ptrace its way back out.
+4. `read-allowlist` (Landlock): what the agent may *read* is an allow-list too — the system's
+   toolchains and libraries (`SYSTEM_READABLE`), kloop's own installation and interpreter, the
+   writable paths and what the caller names in `readable` (the run's `sealed/` task, the CLI's
+   install, the wiki file). kloop's home, other runs, the host user's home and /root are not on
+   it, so a shell or file tool opening them gets EACCES; host secrets in /etc are carved out.
 
 Each layer that cannot run here is skipped and reported (`mechanisms()` says which ran); the loop's
 own checks after a call (workspace fingerprint, sealed hashes, kloop's package digest) stay the gate.
@@ -37,7 +42,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["REPORT_PREFIX", "contain", "default_protected", "mechanisms", "package_digest", "parse_report"]
+__all__ = ["REPORT_PREFIX", "SYSTEM_READABLE", "contain", "default_protected", "default_readable", "mechanisms",
+           "package_digest", "parse_report"]
 
 REPORT_PREFIX = "kloop-contain: mechanisms="
 
@@ -48,6 +54,23 @@ _MOUNT_ATTR_RDONLY = 0x1
 _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 _CAP_VERSION_3 = 0x20080522
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/ptmx", "/dev/pts")
+
+
+# What every contained agent may read besides its own paths: toolchains, system libraries, kernel views.
+SYSTEM_READABLE = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys",
+                   "/dev")
+# Host secrets inside those roots, never readable (carved out of the grant).
+SYSTEM_HIDDEN = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+                 "/etc/ssh", "/etc/ssl/private", "/etc/security/opasswd")
+
+
+def default_readable() -> list[Path]:
+    """kloop's package and the interpreter it runs on (the agent may run kloop and Python, never edit them)."""
+    import kloop
+
+    exe = Path(sys.executable).resolve()
+    return [Path(kloop.__file__).resolve().parent, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
+            exe.parent.parent]
 
 
 def default_protected() -> list[Path]:
@@ -94,8 +117,12 @@ def contain(
     protect: Iterable[Path] = (),
     report: bool = False,
     namespace: bool | None = None,
+    readable: Iterable[Path] | None = (),
 ) -> list[str]:
-    """The command line that runs `argv` contained: writes only beneath `writable`.
+    """The command line that runs `argv` contained: writes only beneath `writable`, reads only an allow-list.
+
+    `readable` adds read-only paths to the allow-list (system roots, kloop's install and the
+    writable paths are on it already); `readable=None` leaves reads unconfined (the whole machine).
 
     `protect` (plus `default_protected()`) stays read-only even inside a writable path. With
     `report`, the helper's first stderr line names the layers that ran (`parse_report` reads it).
@@ -115,6 +142,10 @@ def contain(
         helper += ["--rw", path]
     for path in guarded:
         helper += ["--ro", path]
+    if readable is not None:
+        allowed = {*SYSTEM_READABLE, *(str(Path(p).resolve()) for p in [*readable, *default_readable()])}
+        for path in sorted(allowed):
+            helper += ["--read", path]
     if report:
         helper.append("--report")
     if namespace is None:
@@ -225,26 +256,28 @@ def _drop_capabilities() -> bool:
     return libc.capset(ctypes.byref(header), ctypes.byref(data)) == 0
 
 
-def _parse(args: list[str]) -> tuple[list[str], list[str], bool, bool, list[str]]:
+def _parse(args: list[str]) -> tuple[list[str], list[str], list[str], bool, bool, list[str]]:
     split = args.index("--")
     opts, argv = args[:split], args[split + 1 :]
-    writable, protected, report, in_ns = [], [], False, False
+    writable, protected, readable, report, in_ns = [], [], [], False, False
     it = iter(opts)
     for opt in it:
         if opt == "--rw":
             writable.append(next(it))
         elif opt == "--ro":
             protected.append(next(it))
+        elif opt == "--read":
+            readable.append(next(it))
         elif opt == "--report":
             report = True
         elif opt == "--in-namespace":
             in_ns = True
-    return writable, protected, report, in_ns, argv
+    return writable, protected, readable, report, in_ns, argv
 
 
 def _main(args: list[str]) -> int:
     """Apply every layer that can run, say which did, then become the agent."""
-    writable, protected, report, in_ns, argv = _parse(args)
+    writable, protected, readable, report, in_ns, argv = _parse(args)
     ran: list[str] = []
     if in_ns:
         _apply_namespace(writable, protected)  # a failure here is fatal: never run half-contained
@@ -253,13 +286,16 @@ def _main(args: list[str]) -> int:
             os.chdir(os.getcwd())
     landlock = _landlock()
     devices = [d for d in _DEVICES if os.path.exists(d)]
-    # Everything is readable (the agent runs kloop and its venv); only the writable roots get write
-    # rights, so a protected path outside them is already read-only. Landlock has no deny rule: a
+    # Reads: the allow-list (or everything when none was given); writes only beneath the writable
+    # roots, so a protected path outside them is already read-only. Landlock has no deny rule: a
     # protected path inside a writable root is carved out of the write grant by granting the root's
     # other entries one by one. Where the namespace already re-bound it read-only, no carving.
     deny_write = [p for p in protected if _inside_any(p, writable) and not in_ns]
-    if landlock.restrict(read=["/"], write=[*writable, *devices], deny_write=deny_write) > 0:
+    hidden = [p for p in SYSTEM_HIDDEN if os.path.lexists(p)] if readable else []
+    if landlock.restrict(read=readable or ["/"], write=[*writable, *devices], deny=hidden, deny_write=deny_write) > 0:
         ran.append("landlock")
+        if readable:
+            ran.append("read-allowlist")
     if _drop_capabilities():
         ran.append("no-capabilities")
     if report:  # one line on stderr: an open report file would keep `/` from turning read-only

@@ -67,6 +67,7 @@ def _toml(value: str) -> str:
 
 class KimiAgent(CliAgent):
     name = "kimi"
+    default_base_url = DEFAULT_BASE_URL
 
     def program_argv(self) -> list[str] | None:
         return [str(self.program)] if self.program else kimi_command()
@@ -96,7 +97,7 @@ class KimiAgent(CliAgent):
             argv += ["--agent-file", str(agent_file)]
         extra = {"KIMI_CODE_HOME": str(kimi_home), "KIMI_CODE_NO_AUTO_UPDATE": "1",
                  "KIMI_CODE_MODEL_CATALOG_REFRESH_ON_START": "0"}
-        return Invocation(argv=argv, env=agent_env(home, extra), contained=not read_only_role(request))
+        return Invocation(argv=argv, env=agent_env(home, extra), contained=True)
 
     def interpret(self, request: AgentRequest, outcome: CliOutcome, inv: Invocation, home: Path) -> AgentResult:
         said = [t for e in outcome.events if e.get("role") == "assistant" and (t := _text(e.get("content")))]

@@ -47,6 +47,7 @@ class Step(BaseModel):
     text: str = Field(default="", description="Assistant text of this turn.")
     calls: list[ToolCall] = Field(default_factory=list, description="Tool calls of this turn.")
     hang: bool = Field(default=False, description="Open the response and never finish it.")
+    trickle: bool = Field(default=False, description="Never finish, but send a keep-alive byte every second.")
 
 
 class Script(BaseModel):
@@ -70,6 +71,10 @@ def text(message: str) -> Step:
 
 def call(name: str, /, **args: Any) -> Step:
     return Step(calls=[ToolCall(name=name, args=args)])
+
+
+def trickle() -> Step:
+    return Step(trickle=True)
 
 
 def hang() -> Step:
@@ -229,6 +234,7 @@ class Recorded(BaseModel):
     api: str = Field(description="anthropic, responses, chat, or other.")
     body: dict[str, Any] = Field(default_factory=dict)
     step: int | None = Field(default=None, description="The script step answered, if any.")
+    credential: str = Field(default="", description="The key the client sent (x-api-key or bearer token).")
 
 
 def _model_of(body: dict[str, Any]) -> str:
@@ -282,6 +288,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(429, {"error": {"message": "scripted server: request limit reached"}})
         if step.hang:
             return self._hang(api)
+        if step.trickle:
+            return self._trickle()
         model = _model_of(body)
         stream = bool(body.get("stream"))
         if api == "anthropic":
@@ -302,8 +310,10 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             if len(self.server.recorded) >= MAX_REQUESTS:
                 return False
+            auth = self.headers.get("Authorization") or ""
+            credential = self.headers.get("x-api-key") or (auth[7:] if auth.lower().startswith("bearer ") else auth)
             self.server.recorded.append(Recorded(method=self.command, path=self.path, api=api,
-                                                 body=body, step=step))
+                                                 body=body, step=step, credential=credential))
             return True
 
     def _reply(self, code: int, data: bytes, ctype: str) -> None:
@@ -339,6 +349,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.stopping.wait(MAX_HANG_S)
 
 
+    def _trickle(self) -> None:
+        """A JSON answer that never ends: one space (valid leading JSON whitespace) every second, so an
+        idle timeout never fires; only a total deadline ends the client's wait."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        while not self.server.stopping.wait(1.0):
+            try:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+            except OSError:  # the client closed the connection: what a deadline must do
+                self.server.trickles_cut += 1
+                return
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -349,6 +376,7 @@ class _Server(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.recorded: list[Recorded] = []
         self.stopping = threading.Event()
+        self.trickles_cut = 0  # trickling answers whose client hung up
 
 
 class ScriptedServer:
@@ -371,6 +399,11 @@ class ScriptedServer:
     def requests(self) -> list[Recorded]:
         with self._server.lock:
             return list(self._server.recorded)
+
+    @property
+    def trickles_cut(self) -> int:
+        """How many trickling answers the client cut (closed the connection)."""
+        return self._server.trickles_cut
 
     def model_calls(self, api: str | None = None) -> list[Recorded]:
         """Requests that were answered with a script step (side calls and probes left out)."""
