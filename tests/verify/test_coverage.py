@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from kloop.task.inputs import COVERAGE_REGIMES, coverage_inputs, make_inputs
+from kloop.task.inputs import make_inputs
 from kloop.task.load import load_task
+from kloop.task.regimes import COVERAGE_REGIMES, coverage_inputs
 from kloop.verify import VerifyOptions, VerifyResult, VerifyStatus, verify
 
 HERE = Path(__file__).parent

@@ -148,7 +148,7 @@ class Verification:
         t0 = time.perf_counter_ns()
         results, notes = judge_coverage(judge, self.candidate, listed, self.options.timeout_s)
         self.results.extend(results)
-        regimes = [r.uuid.split("-")[2] for r in results]  # heldout-coverage-<regime>-<uuid>
+        regimes = list(dict.fromkeys(r.uuid.split("-")[2] for r in results))  # heldout-coverage-<regime>-<uuid>
         self.book.note("numeric", "coverage: " + ", ".join(regimes or ["none"]) + (f"; {'; '.join(notes)}" if notes else ""))
         self.phase_ns["coverage"] = time.perf_counter_ns() - t0
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from kloop.errors import BadInput
 from kloop.task.load import Task
-from kloop.task.schema import Workload
+from kloop.task.schema import Tolerance, Workload
 from kloop.task.seeds import derive_seed  # re-exported: verify modules import it from here
 from kloop.verify.channel import tensor_digest
 from kloop.verify.checks import CheckBook
@@ -21,7 +21,9 @@ from kloop.verify.process import SandboxProcess
 from kloop.verify.result import VerifyStatus, WorkloadResult, worst
 
 # (float pattern, integer pattern) per run; the second run uses the second pattern.
-POISONS: tuple[list[float], list[float]] = ([1234.5, -77], [-567.25, -99])
+# Exact in every float dtype the harness makes (float8 e4m3fn and e5m2 included: 1.25 * 2^8, -1.75 * 2^7), so a
+# poisoned fp8 destination is not an overflow blamed on the candidate.
+POISONS: tuple[list[float], list[float]] = ([320.0, -77], [-224.0, -99])
 
 
 class WorkloadJudge:
@@ -36,6 +38,8 @@ class WorkloadJudge:
         self.seed = seed
         self.dps = dps
         self.reference = load_reference(self.definition)
+        self.precision = "native"
+        """The precision the last reference outputs were computed in (`reference_outputs`)."""
         self.phase_ns: dict[str, int] = defaultdict(int)
         self.call_ns: dict[str, int] = {}
         """Fastest call per workload uuid as the sandbox timed it: sizes timing batches, decides nothing."""
@@ -53,32 +57,48 @@ class WorkloadJudge:
         return inputs, resolve_axes(self.definition, workload)
 
     def reference_outputs(self, inputs: dict[str, Any], axes: dict[str, int], where: str) -> dict[str, Any]:
-        """Reference outputs, computed in float64 when the reference accepts upcast inputs."""
-        import torch
+        """Reference outputs in float64 through the reference's own casts (`kloop.task.precision`).
 
-        from kloop.task.reference import outputs_as_dict
-
+        Tried in order: float64 forced through the reference's casts, float64 inputs only, the native
+        precision; the first that runs and returns the expected shapes wins, and `precision` says which.
+        A definition opts out with `kloop.reference_float64: false` (native only).
+        """
         t0 = time.perf_counter_ns()
-        shapes = self.expected_shapes(axes)
-        up = {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
-              for k, v in inputs.items()}  # fmt: skip
         outs: dict[str, Any] | None = None
-        # the definition may opt out (`kloop.reference_float64: false`), e.g. a reference whose float64 path differs
-        for candidate_inputs in (up, inputs) if self.definition.settings.reference_float64 else (inputs,):
+        error: Exception | None = None
+        for precision in self.precisions():
             try:
-                with torch.no_grad():
-                    result = outputs_as_dict(self.definition, self.reference(*candidate_inputs.values()))
+                outs = self.reference_in(precision, inputs, axes)
             except Exception as exc:
                 error = exc
                 continue
-            if all(isinstance(v, torch.Tensor) and tuple(v.shape) == shapes[k] for k, v in result.items()):
-                outs = {k: v.detach().cpu() for k, v in result.items()}
-                break
-            error = ValueError(f"reference returned shapes {[tuple(getattr(v, 'shape', ())) for v in result.values()]}")
+            self.precision = precision
+            break
         self.phase_ns["reference"] += time.perf_counter_ns() - t0
         if outs is None:
             raise BadInput(f"definition {self.definition.name}", f"reference fails on {where}: {error}")
         return outs
+
+    def precisions(self) -> tuple[str, ...]:
+        return ("float64", "float64-inputs", "native") if self.definition.settings.reference_float64 else ("native",)
+
+    def reference_in(self, precision: str, inputs: dict[str, Any], axes: dict[str, int]) -> dict[str, Any]:
+        """The reference's outputs computed in `precision` (float64, float64-inputs or native), shapes checked."""
+        import torch
+
+        from kloop.task.precision import run_float64, upcast
+        from kloop.task.reference import outputs_as_dict
+
+        with torch.no_grad():
+            if precision == "float64":
+                raw = run_float64(self.reference, inputs)
+            else:
+                raw = self.reference(*(upcast(inputs) if precision == "float64-inputs" else inputs).values())
+        result = outputs_as_dict(self.definition, raw)
+        shapes = self.expected_shapes(axes)
+        if not all(isinstance(v, torch.Tensor) and tuple(v.shape) == shapes[k] for k, v in result.items()):
+            raise ValueError(f"reference returned shapes {[tuple(getattr(v, 'shape', ())) for v in result.values()]}")
+        return {k: v.detach().cpu() for k, v in result.items()}
 
     def expected_shapes(self, axes: dict[str, int]) -> dict[str, tuple[int, ...]]:
         from kloop.task.shapes import tensor_shapes
@@ -107,11 +127,12 @@ class WorkloadJudge:
                     tensors, timeout_s=timeout_s)  # fmt: skip
 
     def judge(self, box: SandboxProcess, workload: Workload, heldout: bool, timeout_s: float,
-              prepared: tuple[dict[str, Any], dict[str, int], dict[str, Any], str] | None = None) -> WorkloadResult:  # fmt: skip
+              prepared: tuple[dict[str, Any], dict[str, int], dict[str, Any], str] | None = None,
+              tolerances: dict[str, Tolerance] | None = None) -> WorkloadResult:  # fmt: skip
         """Stage, run twice with different poisons, and record every correctness check.
 
-        `prepared` = (inputs, axes, reference outputs, label) when the caller made the inputs
-        (input coverage, `kloop.verify.coverage`).
+        `prepared` = (inputs, axes, reference outputs, label) when the caller made the inputs, and
+        `tolerances` per output where it scaled them (input coverage, `kloop.verify.coverage`).
         """
         import torch
 
@@ -149,7 +170,7 @@ class WorkloadJudge:
         self.phase_ns["runs"] += time.perf_counter_ns() - t0
         t0 = time.perf_counter_ns()
         if len(runs) == len(POISONS):
-            self.check_values(runs, ref, where, heldout, statuses, result)
+            self.check_values(runs, ref, where, heldout, statuses, result, tolerances or {})
         self.phase_ns["checks"] += time.perf_counter_ns() - t0
         result.status = worst(statuses)
         return result
@@ -210,7 +231,8 @@ class WorkloadJudge:
             self.book.passed("inputs_unmodified")
 
     def check_values(self, runs: list[list[Any]], ref: dict[str, Any], where: str, heldout: bool,
-                     statuses: list[VerifyStatus], result: WorkloadResult) -> None:  # fmt: skip
+                     statuses: list[VerifyStatus], result: WorkloadResult,
+                     tolerances: dict[str, Tolerance]) -> None:  # fmt: skip
         from kloop.task.shapes import comparator_for, tolerance_for
         from kloop.verify.compare import compare, disagreement, same, unwritten
 
@@ -218,7 +240,7 @@ class WorkloadJudge:
         max_abs = max_rel = 0.0
         numeric_check = "heldout" if heldout else "numeric"
         for i, name in enumerate(self.definition.outputs):
-            tol, comp = tolerance_for(self.definition, name), comparator_for(self.definition, name)
+            tol, comp = tolerances.get(name) or tolerance_for(self.definition, name), comparator_for(self.definition, name)
             a, b = runs[0][i], runs[1][i]
             holes = unwritten(a, b, POISONS) if self.dps else 0
             if holes:
