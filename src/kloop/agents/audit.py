@@ -70,7 +70,7 @@ def audited(argv: Sequence[str], log: Path) -> list[str]:
     if exe is None:
         return list(argv)
     log.parent.mkdir(parents=True, exist_ok=True)
-    return [exe, "-f", "--seccomp-bpf", "-Z", "-qq", "-y", "-s", "4096", "-e", "signal=none",
+    return [exe, "-f", "-A", "--seccomp-bpf", "-Z", "-qq", "-y", "-s", "4096", "-e", "signal=none",
             "-e", "trace=" + ",".join(AUDITED_SYSCALLS), "-o", str(log), "--", *argv]
 
 

@@ -157,22 +157,25 @@ class Agent(Protocol):
 
 
 def parse_verdict(text: str) -> Verdict | None:
-    """The last JSON object in a reviewer's answer that is a valid verdict (None if there is none).
+    """The verdict when the reviewer's whole answer is one (None otherwise).
 
-    CLI reviewers answer in prose with the verdict inside; fenced or bare, the last valid one wins.
+    Structured only: the answer (or the output-schema file a CLI wrote) must be exactly one JSON
+    object, optionally in a single ```json fence. A verdict found inside prose is not taken, so a
+    reviewer that quotes the writer's `{"decision": ...}` cannot adopt the writer's verdict.
     """
     import json
 
-    decoder = json.JSONDecoder()
-    found: Verdict | None = None
-    for start in (i for i, ch in enumerate(text) if ch == "{"):
-        try:
-            data, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict) and "decision" in data:
-            try:
-                found = Verdict.model_validate(data)
-            except ValueError:
-                continue
-    return found
+    body = text.strip()
+    if body.startswith("```") and body.endswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body[: body.rfind("```")].strip()
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    try:
+        return Verdict.model_validate(data)
+    except ValueError:
+        return None

@@ -53,14 +53,17 @@ class ClaudeAgent(CliAgent):
                 (home / "mcp.json").write_text(json.dumps(mcp), encoding="utf-8")
                 argv += ["--mcp-config", str(home / "mcp.json"), "--strict-mcp-config"]
                 allowed += ",mcp__kloop"
-            argv += ["--tools", WRITER_TOOLS, "--allowedTools", allowed, "--permission-mode", "acceptEdits"]
+            # Claude Code's own permission rules off: every write reaches the kernel, where kloop's
+            # containment decides and its audit sees the refusal (one judge for every channel).
+            argv += ["--tools", WRITER_TOOLS, "--allowedTools", allowed, "--permission-mode", "bypassPermissions"]
         if self.endpoint.model:
             argv += ["--model", self.endpoint.model]
         if request.cost_limit_usd is not None:
             argv += ["--max-budget-usd", f"{request.cost_limit_usd:.4f}"]
         extra = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
                  "MCP_CONNECTION_NONBLOCKING": "0",  # wait for kloop's MCP server before the first turn
-                 "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"}
+                 "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+                 "IS_SANDBOX": "1"}  # it is: kloop's containment (bypassPermissions is refused to root without it)
         if self.endpoint.base_url:
             extra["ANTHROPIC_BASE_URL"] = self.endpoint.base_url
         if self.endpoint.api_key:

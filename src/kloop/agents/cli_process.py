@@ -427,9 +427,13 @@ def contain_agent(argv: list[str], request: AgentRequest, home: Path, program: S
 
 def allowed_roots(request: AgentRequest, home: Path, program: Sequence[str]) -> list[str]:
     """Every path a contained call may read (the audit's measure of a benign refusal)."""
+    return allowed_roots_for(request.workspace, home, program)
+
+
+def allowed_roots_for(workspace: Path, home: Path, program: Sequence[str]) -> list[str]:
     from kloop.agents.containment import SYSTEM_READABLE, default_readable
 
-    paths = [*readable_for(request.workspace, program), *default_readable(), home]
+    paths = [*readable_for(workspace, program), *default_readable(), home]
     return [*SYSTEM_READABLE, *(str(p.resolve()) for p in paths)]
 
 

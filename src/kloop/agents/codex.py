@@ -60,7 +60,9 @@ class CodexAgent(CliAgent):
         base = self.endpoint.base_url or DEFAULT_BASE_URL
         provider = f'{{name="kloop",base_url="{base}",env_key="{KEY_VAR}",wire_api="responses"}}'
         flags = ["-c", "model_provider=kloop", "-c", f"model_providers.kloop={provider}",
-                 "-c", "analytics.enabled=false", "--disable", "plugins"]
+                 "-c", "analytics.enabled=false", "--disable", "plugins", "-c", 'web_search="disabled"',
+                 "--disable", "multi_agent", "--disable", "apps", "--disable", "browser_use",
+                 "--disable", "computer_use", "--disable", "image_generation"]
         if self.endpoint.model:
             flags += ["-c", f"model={json.dumps(self.endpoint.model)}"]
         return flags

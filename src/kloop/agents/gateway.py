@@ -13,6 +13,7 @@ Starlette + uvicorn serve; httpx2 (the SDKs' own HTTP client) forwards. Nothing 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import secrets
@@ -145,6 +146,7 @@ class _Account:
     usd: float = 0.0
     requests: int = 0
     refused: int = 0
+    cut: int = 0  # answers closed at the deadline
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def spent(self) -> str | None:
@@ -245,7 +247,7 @@ class Gateway:
         return await self._forward(request, path, body, started)
 
     async def _forward(self, request: Any, path: str, body: bytes, started: float) -> Any:
-        from starlette.responses import StreamingResponse
+        from starlette.responses import JSONResponse, StreamingResponse
 
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP}
         if self._key:
@@ -259,23 +261,40 @@ class Gateway:
 
             self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(600.0, connect=30.0), follow_redirects=False)
         upstream = self._http.build_request(request.method, url, headers=headers, content=body)
-        answer = await self._http.send(upstream, stream=True)
         model = _model_of(body)
+        try:
+            async with asyncio.timeout(self._left()):
+                answer = await self._http.send(upstream, stream=True)
+        except TimeoutError:
+            self._cut(path, model)
+            return JSONResponse({"error": {"message": "kloop gateway: the call's deadline passed"}}, status_code=504)
         kept = bytearray()
         ctype = answer.headers.get("content-type", "")
 
         async def relay() -> AsyncIterator[bytes]:
-            try:
-                async for chunk in answer.aiter_raw():
-                    if len(kept) < MAX_KEPT:
-                        kept.extend(chunk)
-                    yield chunk
+            try:  # a total deadline: keep-alive bytes from upstream cannot extend it
+                async with asyncio.timeout(self._left()):
+                    async for chunk in answer.aiter_raw():
+                        if len(kept) < MAX_KEPT:
+                            kept.extend(chunk)
+                        yield chunk
+            except TimeoutError:
+                self._cut(path, model)
+                raise  # the client's connection is closed mid-answer: its read ends now
             finally:
                 await answer.aclose()
                 self._settle(path, model, answer.status_code, bytes(kept), ctype, len(body), started)
 
         back = {k: v for k, v in answer.headers.items() if k.lower() not in _DROP_BACK}
         return StreamingResponse(relay(), status_code=answer.status_code, headers=back)
+
+    def _left(self) -> float | None:
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+
+    def _cut(self, path: str, model: str | None) -> None:
+        with self.account.lock:
+            self.account.cut += 1
+        self._log(path=path, model=model, status=504, refused="cut at the call's deadline")
 
     def _settle(self, path: str, model: str | None, status: int, body: bytes, ctype: str, sent: int,
                 started: float) -> None:  # fmt: skip

@@ -30,6 +30,13 @@ from kloop.agents.cli_process import (
 )
 
 DEFAULT_BASE_URL = "https://api.moonshot.ai/v1"
+WRITER_AGENT = """---
+name: kloop-writer
+description: kloop's writer; edits the workspace's solution/ and notes/ and checks its work.
+tools: [Read, Write, Edit, Bash, Grep, Glob, TodoList]
+---
+You are the writer of one kloop round. Network, sub-agents and scheduled jobs are not available.
+"""
 REVIEWER_AGENT = """---
 name: kloop-reviewer
 description: kloop's read-only reviewer; reads the workspace and answers with a verdict.
@@ -91,10 +98,10 @@ class KimiAgent(CliAgent):
         mcp = None if read_only_role(request) else kloop_mcp_config()
         if mcp is not None:  # Kimi Code reads MCP servers from its home's mcp.json
             (kimi_home / "mcp.json").write_text(json.dumps(mcp), encoding="utf-8")
-        if read_only_role(request):
-            agent_file = home / "kloop-reviewer.md"
-            agent_file.write_text(REVIEWER_AGENT, encoding="utf-8")
-            argv += ["--agent-file", str(agent_file)]
+        # A fixed tool list for both roles: no FetchURL (network), no Agent/AgentSwarm, no Cron jobs.
+        agent_file = home / ("kloop-reviewer.md" if read_only_role(request) else "kloop-writer.md")
+        agent_file.write_text(REVIEWER_AGENT if read_only_role(request) else WRITER_AGENT, encoding="utf-8")
+        argv += ["--agent-file", str(agent_file)]
         extra = {"KIMI_CODE_HOME": str(kimi_home), "KIMI_CODE_NO_AUTO_UPDATE": "1",
                  "KIMI_CODE_MODEL_CATALOG_REFRESH_ON_START": "0"}
         return Invocation(argv=argv, env=agent_env(home, extra), contained=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -53,30 +54,42 @@ class OpenAIAgent:
         self.wiki_db = wiki_db
 
     def run(self, request: AgentRequest) -> AgentResult:
-        """One call: a fresh conversation, the role's tools, the request's time limit."""
+        """One call: a fresh conversation, the role's tools, the request's time limit as a total deadline
+        (the gateway closes the model connection at it), every model request through the call's gateway."""
+        from kloop.agents.cli_process import _own_limit, gateway_account
+        from kloop.agents.gateway import Gateway
+
         start = time.monotonic()
-        remaining = lambda: request.time_limit_s - (time.monotonic() - start)  # noqa: E731
+        limit = _own_limit(request.time_limit_s)  # ends before the loop stops waiting for this thread
+        remaining = lambda: limit - (time.monotonic() - start)  # noqa: E731
         home = Path(tempfile.mkdtemp(prefix="kloop-openai-home-"))
         transcript = _transcript_path(request)
+        audit_log = transcript.with_name(transcript.stem + ".audit.log")
         try:
-            with transcript.open("w") as log:
-                box = self._toolbox(request, home, remaining)
-                return self._loop(request, box, log, remaining, transcript)
+            with transcript.open("w") as log, Gateway(
+                self.base_url or "https://api.openai.com/v1", self.api_key, usd_limit=request.cost_limit_usd,
+                token_limit=request.token_limit, deadline_s=limit,
+                log_path=transcript.with_name(transcript.stem + ".gateway.jsonl")) as gw:
+                box = self._toolbox(request, home, remaining, audit_log)
+                result = self._loop(request, box, log, remaining, transcript, gw)
+            result = gateway_account(result, gw)
+            return result.model_copy(update={"contained_denials": box.refused_attempts(audit_log)})
         finally:
             shutil.rmtree(home, ignore_errors=True)
 
-    def _toolbox(self, request: AgentRequest, home: Path, remaining: Any) -> ToolBox:
+    def _toolbox(self, request: AgentRequest, home: Path, remaining: Any, audit_log: Path) -> ToolBox:
         sealed = request.workspace.parent / "sealed"
         task_dir = sealed if (sealed / "definition.json").is_file() else None
         role = Role.reviewer if request.read_only else request.role  # read-only always means the reviewer's tools
         return ToolBox(role=role, workspace=request.workspace, task_dir=task_dir, deadline=remaining,
-                       command_argv=_command_runner(request.workspace, home, sealed),
-                       command_env=_command_env(home), wiki_db=self.wiki_db)  # fmt: skip
+                       command_argv=_command_runner(request.workspace, home, sealed, audit_log),
+                       command_env=_command_env(home), wiki_db=self.wiki_db, home=home)  # fmt: skip
 
-    def _loop(self, request: AgentRequest, box: ToolBox, log: TextIO, remaining: Any, path: Path) -> AgentResult:
+    def _loop(self, request: AgentRequest, box: ToolBox, log: TextIO, remaining: Any, path: Path,
+              gw: Any) -> AgentResult:  # fmt: skip
         from openai import APIConnectionError, APIError, APITimeoutError, OpenAI
 
-        client = OpenAI(base_url=self.base_url, api_key=self.api_key or "not-needed", max_retries=0)
+        client = OpenAI(base_url=gw.client_url, api_key=gw.token, max_retries=0)
         messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM[request.role]},
                                           {"role": "user", "content": request.prompt}]  # fmt: skip
         _log(log, "start", model=self.model, role=request.role.value, tools=[t["function"]["name"] for t in box.specs()],
@@ -93,6 +106,9 @@ class OpenAIAgent:
                 return self._result(AgentStatus.timed_out, request, box, path, tokens, "model server did not answer in time")
             except (APIConnectionError, APIError) as exc:
                 _log(log, "error", turn=turn, error=str(exc))
+                if gw.account.cut or remaining() <= 0:  # the gateway closed the answer at the deadline
+                    return self._result(AgentStatus.timed_out, request, box, path, tokens,
+                                        "model connection closed at the call's deadline")
                 return self._result(AgentStatus.crashed, request, box, path, tokens, f"model server: {exc}")
             tokens += reply.usage.total_tokens if reply.usage else 0
             message = reply.choices[0].message
@@ -137,12 +153,16 @@ def _command_env(home: Path) -> dict[str, str]:
     """What a command sees: a PATH, its own home and tmp; never the endpoint's key."""
     tmp = home / "tmp"
     tmp.mkdir(exist_ok=True)
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(tmp),
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "/usr/bin:/bin")])
+    return {"PATH": path, "HOME": str(home), "TMPDIR": str(tmp), "PYTHONDONTWRITEBYTECODE": "1",
             "LANG": os.environ.get("LANG", "C.UTF-8")}  # fmt: skip
 
 
-def _command_runner(workspace: Path, home: Path, sealed: Path) -> Any:
-    """`bash -c CMD` inside kloop's containment, or None (commands refused) where none runs."""
+def _command_runner(workspace: Path, home: Path, sealed: Path, audit_log: Path) -> Any:
+    """`bash -c CMD` inside kloop's containment (reads limited to the allow-list), under the audit of
+    refused syscalls; None (commands refused) where no containment runs."""
+    from kloop.agents.audit import audited
+    from kloop.agents.cli_process import readable_for
     from kloop.agents.containment import contain, mechanisms
 
     ran = mechanisms()
@@ -150,8 +170,9 @@ def _command_runner(workspace: Path, home: Path, sealed: Path) -> Any:
         return None
     namespace = "mount-namespace" in ran
     protect = [sealed] if sealed.exists() else []
-    return lambda command: contain(["bash", "-c", command], writable=[workspace, home], protect=protect,
-                                   namespace=namespace)  # fmt: skip
+    readable = readable_for(workspace, [])
+    return lambda command: audited(contain(["bash", "-c", command], writable=[workspace, home], protect=protect,
+                                           namespace=namespace, readable=readable), audit_log)  # fmt: skip
 
 
 __all__ = ["WRITE_ROOTS", "OpenAIAgent"]

@@ -79,7 +79,19 @@ class ToolBox:
     command_argv: Callable[[str], list[str]] | None = None
     command_env: dict[str, str] = field(default_factory=dict)
     wiki_db: Path | None = None
+    home: Path | None = None
     denials: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # kloop's tool policy refused these (contained_denials lines)
+
+    def refused_attempts(self, audit_log: Path) -> list[str]:
+        """What this call was refused, from kloop's own evidence: its tool policy, and the audit of the
+        commands it ran (failed syscalls seen from outside), in `contained_denials` form."""
+        from kloop.agents.audit import denials_in_log, forbidden
+        from kloop.agents.cli_process import allowed_roots_for
+
+        seen = denials_in_log(audit_log, self.workspace)
+        roots = allowed_roots_for(self.workspace, self.home or self.workspace, [])
+        return [*self.refused, *(d.line() for d in forbidden(seen, roots))]
 
     def specs(self) -> list[dict[str, Any]]:
         """The OpenAI `tools` list for this role."""
@@ -144,6 +156,8 @@ class ToolBox:
             return self._resolve(rel, for_write=for_write)
         except PermissionError as exc:
             self.denials.append(f"{name}: {exc}")
+            target = os.path.normpath(os.path.join(str(self.workspace), rel))
+            self.refused.append(f"{'write' if for_write else 'read'} {target} ({name}: refused by kloop's tool policy)")
             return f"refused: {exc}"
 
     def _list(self, args: ListArgs) -> str:

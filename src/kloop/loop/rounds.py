@@ -80,6 +80,15 @@ def _split_refusals(denials: list[str], run_dir: Path) -> tuple[list[str], list[
     return tampering, [d for d in denials if d not in tampering]
 
 
+REFUSED_ATTEMPT = "the writer tried what it may not and kloop's containment refused it"
+
+
+def refused_attempts(result: AgentResult) -> list[str]:
+    """One reason per refused attempt, from kloop's own evidence (the audit of failed syscalls, kloop's
+    tool policy), the same words whatever channel (shell, file tool, patch tool) made it."""
+    return [f"{REFUSED_ATTEMPT}: {line}" for line in result.contained_denials]
+
+
 @dataclass
 class Attempt:
     """What a round gathered before the gate."""
@@ -201,6 +210,7 @@ class RoundRunner:
         attempt.changed = self.workspace.changed_paths()
         if plan_hash and "notes/plan.md" in attempt.changed:
             attempt.violations.append("notes/plan.md is frozen after research")
+        attempt.violations += refused_attempts(result)
         tampering, refused = _split_refusals(result.permission_denials, self.workspace.root.parent)
         attempt.violations += [f"writer was refused: {d}" for d in tampering]
         if refused:  # blocked attempts at nothing kloop protects: evidence, not a verdict
