@@ -27,6 +27,7 @@ from kloop.agents.openai_tools import WRITE_ROOTS, ToolBox
 from kloop.errors import BadInput
 
 DEFAULT_MAX_TURNS = 60
+CLOSE_MARGIN_S = 3.0
 SYSTEM = {
     Role.writer: "You are the writer in kloop, a loop that makes GPU kernels fast. Change files under solution/ "
     "(and notes/) with write_file, check your work with verify, use profile_analyze and wiki_search to decide "
@@ -60,7 +61,9 @@ class OpenAIAgent:
         from kloop.agents.gateway import Gateway
 
         start = time.monotonic()
-        limit = _own_limit(request.time_limit_s)  # ends before the loop stops waiting for this thread
+        # Ends before the loop stops waiting for this thread: the closed connection takes a moment
+        # (measured up to ~2 s on a loaded 2-core box) to reach the SDK's blocking read.
+        limit = max(1.0, _own_limit(request.time_limit_s) - CLOSE_MARGIN_S)
         remaining = lambda: limit - (time.monotonic() - start)  # noqa: E731
         home = Path(tempfile.mkdtemp(prefix="kloop-openai-home-"))
         transcript = _transcript_path(request)
