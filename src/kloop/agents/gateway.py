@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import secrets
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -259,7 +260,9 @@ class Gateway:
         if self._http is None:  # made on the server's own event loop, at its first request
             import httpx2
 
-            self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(600.0, connect=30.0), follow_redirects=False)
+            nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]  # no Nagle wait between headers and body
+            self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(600.0, connect=30.0), follow_redirects=False,
+                                            transport=httpx2.AsyncHTTPTransport(socket_options=nodelay))
         upstream = self._http.build_request(request.method, url, headers=headers, content=body)
         model = _model_of(body)
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
 import time
 import uuid
@@ -244,6 +245,10 @@ def _model_of(body: dict[str, Any]) -> str:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()  # headers and body go out as separate writes: no Nagle wait for the client's ACK
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Quiet: the record of requests is `ScriptedServer.requests`, not stderr."""
