@@ -173,12 +173,12 @@ def _cover_one(judge: WorkloadJudge, box: SandboxProcess, base: Workload, regime
     definition = judge.definition
     declared, axes = judge.inputs_for(base)
     var = {a: axes[a] for a in definition.var_axes if a in axes}
-    declared_ref = judge.reference_outputs(declared, axes, f"workload {base.uuid[:8]} {var}")
+    declared_ref = judge.reference_outputs(declared, axes, judge.label(base, axes))
     for regime in regimes:
-        workload = base.model_copy(update={"uuid": f"heldout-coverage-{regime}-{base.uuid[:8]}"})
+        workload = base.model_copy(update={"uuid": f"heldout-coverage-{regime}-{base.uuid}"})
         inputs = coverage_inputs(definition, workload, regime, seed=derive_seed(judge.seed, workload.uuid),
                                  task_root=judge.task.root)  # fmt: skip
-        where = f"workload {base.uuid[:8]} {var} with {regime} inputs"
+        where = f"workload {base.uuid[:18]} {var} with {regime} inputs"
         ref = judge.reference_outputs(inputs, axes, where)
         tols = {n: regime_tolerance(tolerance_for(definition, n), ref[n], declared_ref[n]) for n in ref}
         why = unanswerable(judge, inputs, axes, ref, tols)
