@@ -69,26 +69,23 @@ def test_reviewer_cannot_write_and_kloop_records_the_refusal(cli: Cli, tmp_path:
     ws = _workspace(tmp_path)
     victim = ws / "solution" / "main.py"
     steps = [*cli.write(victim, "hacked = True\n"), cli.shell(f"echo hacked > {victim}"),
-             text("Looks good.\n" + json.dumps(VERDICT))]
+             text(json.dumps(VERDICT))]  # the whole answer: prose around a verdict is no verdict
     with ScriptedServer(steps) as srv:
         result = cli.make(srv).run(_request(ws, Role.reviewer, tmp_path / "art"))
     assert victim.read_text() == "x = 1\n"
     assert result.status is AgentStatus.completed, result.final_message
-    assert result.permission_denials, "the CLI refused, kloop must say so"
+    if cli.name != "codex":  # Codex's reviewer has no tool at all to be refused (no shell, no file tools)
+        assert result.permission_denials, "the CLI refused, kloop must say so"
     assert result.verdict is not None and result.verdict.decision is Decision.accept
     assert result.verdict.findings[0].text == "vectorized multiply"
     if cli.name == "codex":  # the verdict was asked for with --output-schema (strict JSON schema)
         fmt = srv.model_calls("responses")[0].body["text"]["format"]
         assert fmt["type"] == "json_schema" and fmt["strict"] is True
-    # Usage as each CLI reports it (the scripted model bills 120 + 30 tokens a call).
-    calls = len(srv.model_calls())
-    if cli.name == "claude":
-        assert result.tokens == 150 * calls and result.cost_usd is not None and result.cost_usd > 0
-    elif cli.name == "codex":
-        assert result.tokens == 150 * calls and result.cost_usd is None
-    else:  # Kimi reports no usage in stream-json
-        assert result.tokens is None and result.cost_usd is None
-
+    # Usage as kloop's gateway counted it from the answers (the scripted model bills 120 + 30 tokens a
+    # call, side calls included), priced at the default $3 / $15 per million tokens: the same for every CLI.
+    billed = [r for r in srv.requests if r.method == "POST" and r.api != "other"]
+    assert result.tokens == 150 * len(billed)
+    assert result.cost_usd == pytest.approx(len(billed) * (120 * 3 + 30 * 15) / 1e6)
 
 @pytest.mark.parametrize("cli", cli_params())
 def test_writer_cannot_touch_kloop_or_sealed(cli: Cli, tmp_path: Path) -> None:
@@ -105,7 +102,7 @@ def test_writer_cannot_touch_kloop_or_sealed(cli: Cli, tmp_path: Path) -> None:
         planted.unlink(missing_ok=True)
     assert sealed.read_text() == "{}\n"
     assert (ws / "solution" / "main.py").read_text() == "x = 2\n", result.final_message
-    assert len(result.permission_denials) >= 2, result.permission_denials
+    assert len(result.contained_denials) >= 2, result.contained_denials  # kloop's audit, not the CLI's words
 
 
 @pytest.mark.parametrize("cli", cli_params())

@@ -62,6 +62,9 @@ def agent_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, s
     tmp = home / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     env.update({"HOME": str(home), "TMPDIR": str(tmp), "TERM": "dumb", "NO_COLOR": "1",
+                # its own kloop home: kloop's (build cache, wiki, other runs) is not readable to it, and
+                # `kloop mcp` / skill commands it starts keep their caches here
+                "KLOOP_HOME": str(home / ".kloop"),
                 "PYTHONDONTWRITEBYTECODE": "1",  # no refused __pycache__ writes in read-only installs
                 "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
                 "XDG_DATA_HOME": str(home / ".local" / "share")})
@@ -437,14 +440,33 @@ def allowed_roots_for(workspace: Path, home: Path, program: Sequence[str]) -> li
     return [*SYSTEM_READABLE, *(str(p.resolve()) for p in paths)]
 
 
+def program_roots(program: Sequence[str]) -> list[Path]:
+    """The install folders a CLI needs to start: its program's, and its script interpreter's (a venv's
+    `bin/python` may link to a Python installed under the host home)."""
+    roots: list[Path] = []
+    for arg in program[:1]:
+        if not os.path.isabs(arg):
+            continue
+        roots.append(Path(arg).resolve().parent.parent)
+        try:
+            with open(arg, "rb") as fh:
+                first = fh.readline(512)
+        except OSError:
+            continue
+        if first.startswith(b"#!"):
+            interp = first[2:].strip().split(b" ")[0].decode(errors="replace")
+            if os.path.isabs(interp):
+                roots += [Path(interp).parent.parent, Path(interp).resolve().parent.parent]
+    return roots
+
+
 def readable_for(workspace: Path, program: Sequence[str]) -> list[Path]:
     """What an agent may read besides the system and kloop's install: its run's task (`sealed/`) and
     workspace, the CLIs' install (kloop's tools prefix, the program's own folder) and the wiki file
     that `kloop mcp` serves. Never kloop's home as a whole, other runs or the host home."""
     from kloop.wiki import default_db_path
 
-    paths = [workspace, workspace.parent / "sealed", tools_prefix()]
-    paths += [Path(p).resolve().parent.parent for p in program[:1] if os.path.isabs(p)]
+    paths = [workspace, workspace.parent / "sealed", tools_prefix(), *program_roots(program)]
     db = default_db_path()
     paths += [db.with_name(db.name + suffix) for suffix in ("", "-wal", "-shm") if db.with_name(db.name + suffix).exists()]
     return [p for p in paths if p.exists()]

@@ -69,8 +69,10 @@ def default_readable() -> list[Path]:
     import kloop
 
     exe = Path(sys.executable).resolve()
-    return [Path(kloop.__file__).resolve().parent, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
-            exe.parent.parent]
+    package = Path(kloop.__file__).resolve().parent
+    # An editable install in a src layout: Python lists `src/` to import from it (nothing else is there).
+    source = [package.parent] if package.parent.name == "src" else []
+    return [package, *source, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), exe.parent.parent]
 
 
 def default_protected() -> list[Path]:

@@ -33,7 +33,8 @@ DEFAULT_BASE_URL = "https://api.moonshot.ai/v1"
 WRITER_AGENT = """---
 name: kloop-writer
 description: kloop's writer; edits the workspace's solution/ and notes/ and checks its work.
-tools: [Read, Write, Edit, Bash, Grep, Glob, TodoList]
+tools: [Read, Write, Edit, Bash, Grep, Glob, TodoList,
+        mcp__kloop__verify, mcp__kloop__profile_analyze, mcp__kloop__wiki_search, mcp__kloop__wiki_show]
 ---
 You are the writer of one kloop round. Network, sub-agents and scheduled jobs are not available.
 """
