@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import socket
 from pathlib import Path
 
 import pytest
@@ -84,9 +85,13 @@ def test_writer_reads_only_its_allowlist_holds_no_key_and_every_refused_channel_
     sealed = ws.parent / "sealed"
     key = "sk-real-" + secrets.token_hex(8)
     secrets_ = [p.read_text().strip() for p in places.values()]
+    host_service = socket.create_server(("127.0.0.1", 0))  # listening on the host: the agent must not reach it
+    host_port = host_service.getsockname()[1]
     shell = (f"echo PROBE-$((6*7)); cat {' '.join(map(str, places.values()))}; ls /root; env; "
              "cat $HOME/.kimi-code/config.toml $CODEX_HOME/config.toml 2>&1; "
-             f"echo pwned > {sealed}/by-shell.txt")
+             f"echo pwned > {sealed}/by-shell.txt; "  # and the network: a service on the host's loopback
+             f"python -c 'import socket; socket.create_connection((\"127.0.0.1\", {host_port}), 5)' 2>/dev/null "
+             "&& echo NET-OPEN-$((6*7)) || echo NET-SHUT-$((6*7))")
     steps: list[Step] = [SHELL[name](shell)]
     if name in READ_TOOL:  # Codex has no file tool: its shell is its only channel
         steps += [READ_TOOL[name](str(places["kloop-home"])), WRITE_TOOL[name](
@@ -96,9 +101,11 @@ def test_writer_reads_only_its_allowlist_holds_no_key_and_every_refused_channel_
     with ScriptedServer(steps) as srv:
         result = _agent(name, srv, key).run(AgentRequest(role=Role.writer, prompt="probe", workspace=ws,
                                                          time_limit_s=LIMIT_S, artifacts_dir=art))
+    host_service.close()
     sent, kept = _everything_sent(srv), _everything_kept(art)
     assert result.status is AgentStatus.completed, result.final_message
     assert "PROBE-42" in sent and "PATH=" in sent  # evidence: the shell ran and its output reached the model
+    assert "NET-SHUT-42" in sent and "NET-OPEN-42" not in sent  # the gateway is its only route
     for secret in secrets_:
         assert secret not in sent, f"{name}: a planted secret reached the model server"
         assert secret not in kept, f"{name}: a planted secret was written to the run's transcripts"

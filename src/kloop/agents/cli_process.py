@@ -291,14 +291,15 @@ class CliAgent(ABC):
         try:
             if not read_only_role(request):
                 open_for_writer(request.workspace)
-            with open_gateway(self.endpoint, self.default_base_url, request, transcript) as gw:
+            with open_gateway(self.endpoint, self.default_base_url, request, transcript, home / "gateway.sock") as gw:
                 through = copy.copy(self)  # the CLI sees the gateway and its call token, never the key
                 through.endpoint = replace(self.endpoint, base_url=gw.client_url, api_key=gw.token)
                 inv = through.invocation(request, home)
                 argv = inv.argv
                 audit_log = transcript.with_name(transcript.stem + ".audit.log")
                 if inv.contained:
-                    argv = audited(contain_agent(argv, request, home, self.program_argv() or []), audit_log)
+                    argv = audited(contain_agent(argv, request, home, self.program_argv() or [],
+                                                 gateway=(gw.port, home / "gateway.sock")), audit_log)
                 outcome = run_cli(argv, cwd=request.workspace, env=inv.env, stdin=inv.stdin,
                                   time_limit_s=_own_limit(request.time_limit_s), transcript=transcript)
             seen = denials_in_log(audit_log, request.workspace)
@@ -312,7 +313,8 @@ class CliAgent(ABC):
             shutil.rmtree(home, ignore_errors=True)
 
 
-def open_gateway(endpoint: Endpoint, default_base_url: str, request: AgentRequest, transcript: Path) -> Gateway:
+def open_gateway(endpoint: Endpoint, default_base_url: str, request: AgentRequest, transcript: Path,
+                 uds: Path | None = None) -> Gateway:
     """The call's gateway: the real endpoint and key behind it, the request's budgets on it, its log
     next to the transcript."""
     from kloop.agents.gateway import Gateway, Price
@@ -320,7 +322,7 @@ def open_gateway(endpoint: Endpoint, default_base_url: str, request: AgentReques
     price = Price(input=endpoint.price[0], output=endpoint.price[1]) if endpoint.price else None
     return Gateway(endpoint.base_url or default_base_url, endpoint.api_key, usd_limit=request.cost_limit_usd,
                    token_limit=request.token_limit, price=price, deadline_s=request.time_limit_s,
-                   log_path=transcript.with_name(transcript.stem + ".gateway.jsonl"))
+                   log_path=transcript.with_name(transcript.stem + ".gateway.jsonl"), uds=uds)
 
 
 def gateway_account(result: AgentResult, gw: Gateway) -> AgentResult:
@@ -417,15 +419,18 @@ def contain_writer(argv: list[str], workspace: Path, home: Path) -> list[str]:
                    readable=readable_for(workspace, []))
 
 
-def contain_agent(argv: list[str], request: AgentRequest, home: Path, program: Sequence[str]) -> list[str]:
+def contain_agent(argv: list[str], request: AgentRequest, home: Path, program: Sequence[str],
+                  gateway: tuple[int, Path] | None = None) -> list[str]:  # fmt: skip
     """kloop's containment around any CLI call: a writer may write its workspace and home, a reviewer
-    only its home; both read only the allow-list (`readable_for`)."""
+    only its home; both read only the allow-list (`readable_for`); with `gateway`, its own network
+    namespace whose only way out is the relay to the call's gateway."""
     from kloop.agents.containment import contain
 
     sealed = request.workspace.parent / "sealed"
     writable = [home] if read_only_role(request) else [request.workspace, home]
     return contain(argv, writable=writable, protect=[sealed] if sealed.exists() else [],
-                   readable=readable_for(request.workspace, program))
+                   readable=readable_for(request.workspace, program),
+                   network="gateway" if gateway else "host", gateway=gateway)
 
 
 def allowed_roots(request: AgentRequest, home: Path, program: Sequence[str]) -> list[str]:

@@ -35,12 +35,14 @@ import ctypes
 import functools
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any, Literal
 
 __all__ = ["REPORT_PREFIX", "SYSTEM_READABLE", "contain", "default_protected", "default_readable", "mechanisms",
            "package_digest", "parse_report"]
@@ -53,6 +55,7 @@ _AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
 _MOUNT_ATTR_RDONLY = 0x1
 _PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 _CAP_VERSION_3 = 0x20080522
+_NET: dict[str, Any] = {}  # the helper's network options (`--own-net`, `--relay PORT SOCKET`)
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/ptmx", "/dev/pts")
 
 
@@ -103,13 +106,14 @@ def package_digest(root: Path | None = None) -> str:
     return digest.hexdigest()
 
 
-def _unshare_prefix() -> list[str]:
-    """The `unshare` command for a private mount + PID namespace, or [] where none can be made."""
+def _unshare_prefix(net: bool = False) -> list[str]:
+    """The `unshare` command for a private mount + PID (+ network) namespace, or [] where none can be made."""
     exe = shutil.which("unshare")
     if exe is None:
         return []
     user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    return [exe, *user, "--mount", "--propagation", "private", "--pid", "--fork", "--kill-child", "--mount-proc"]
+    return [exe, *user, "--mount", "--propagation", "private", "--pid", "--fork", "--kill-child", "--mount-proc",
+            *(["--net"] if net else [])]
 
 
 def contain(
@@ -120,11 +124,16 @@ def contain(
     report: bool = False,
     namespace: bool | None = None,
     readable: Iterable[Path] | None = (),
+    network: Literal["host", "none", "gateway"] = "host",
+    gateway: tuple[int, Path] | None = None,
 ) -> list[str]:
     """The command line that runs `argv` contained: writes only beneath `writable`, reads only an allow-list.
 
     `readable` adds read-only paths to the allow-list (system roots, kloop's install and the
     writable paths are on it already); `readable=None` leaves reads unconfined (the whole machine).
+    `network="none"` gives the agent its own empty network namespace; `"gateway"` the same plus a
+    relay from its 127.0.0.1:PORT to the gateway's unix socket (`gateway=(PORT, SOCKET)`): the
+    model gateway is then its only route. Both need the namespace layer (`net-namespace` reported).
 
     `protect` (plus `default_protected()`) stays read-only even inside a writable path. With
     `report`, the helper's first stderr line names the layers that ran (`parse_report` reads it).
@@ -152,9 +161,14 @@ def contain(
         helper.append("--report")
     if namespace is None:
         namespace = "mount-namespace" in mechanisms()
-    prefix = _unshare_prefix() if namespace else []
+    own_net = network != "host"
+    prefix = _unshare_prefix(net=own_net) if namespace else []
     if prefix:
         helper.append("--in-namespace")
+        if own_net:
+            helper.append("--own-net")
+        if network == "gateway" and gateway is not None:
+            helper += ["--relay", str(gateway[0]), str(gateway[1])]
     return [*prefix, *helper, "--", *argv]
 
 
@@ -258,6 +272,55 @@ def _drop_capabilities() -> bool:
     return libc.capset(ctypes.byref(header), ctypes.byref(data)) == 0
 
 
+def _loopback_up() -> None:
+    """Bring `lo` up in the new network namespace (it starts down)."""
+    import fcntl
+    import struct
+
+    siocsifflags, iff_up, iff_loopback, iff_running = 0x8914, 0x1, 0x8, 0x40
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        fcntl.ioctl(sock, siocsifflags, struct.pack("16sH14x", b"lo", iff_up | iff_loopback | iff_running))
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while chunk := src.recv(65536):
+            dst.sendall(chunk)
+    with contextlib.suppress(OSError):
+        dst.shutdown(socket.SHUT_WR)
+
+
+def _serve_relay(listener: socket.socket, target: str) -> None:
+    """The relay's loop (a forked child, never Landlocked): each connection to the namespace's
+    127.0.0.1:PORT becomes a connection to the gateway's unix socket, bytes copied both ways."""
+    import threading
+
+    while True:
+        conn, _ = listener.accept()
+        up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            up.connect(target)
+        except OSError:
+            conn.close()
+            continue
+        for a, b in ((conn, up), (up, conn)):
+            threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+
+
+def _start_relay(port: int, target: str) -> None:
+    """Listen on the namespace's 127.0.0.1:PORT now (before the agent starts: no race), serve in a child."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(64)
+    if os.fork() == 0:
+        try:
+            _serve_relay(listener, target)
+        finally:
+            os._exit(0)
+    listener.close()
+
+
 def _parse(args: list[str]) -> tuple[list[str], list[str], list[str], bool, bool, list[str]]:
     split = args.index("--")
     opts, argv = args[:split], args[split + 1 :]
@@ -274,6 +337,10 @@ def _parse(args: list[str]) -> tuple[list[str], list[str], list[str], bool, bool
             report = True
         elif opt == "--in-namespace":
             in_ns = True
+        elif opt == "--own-net":
+            _NET["own"] = True
+        elif opt == "--relay":
+            _NET["relay"] = (int(next(it)), next(it))
     return writable, protected, readable, report, in_ns, argv
 
 
@@ -286,6 +353,12 @@ def _main(args: list[str]) -> int:
         ran.append("mount-namespace")
         with contextlib.suppress(OSError):  # the inherited cwd still points below the new mounts
             os.chdir(os.getcwd())
+        if _NET.get("own"):
+            _loopback_up()  # a failure here is fatal too
+            relay = _NET.get("relay")
+            if relay:
+                _start_relay(*relay)
+            ran.append("net-namespace")
     landlock = _landlock()
     devices = [d for d in _DEVICES if os.path.exists(d)]
     # Reads: the allow-list (or everything when none was given); writes only beneath the writable

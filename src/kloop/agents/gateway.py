@@ -163,7 +163,7 @@ class Gateway:
 
     def __init__(self, upstream: str, key: str | None, *, token_limit: int | None = None,
                  usd_limit: float | None = None, price: Price | None = None, log_path: Path | None = None,
-                 deadline_s: float | None = None) -> None:  # fmt: skip
+                 deadline_s: float | None = None, uds: Path | None = None) -> None:  # fmt: skip
         parts = urlsplit(upstream.rstrip("/"))
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"gateway: upstream {upstream!r} is not an http(s) URL")
@@ -173,6 +173,7 @@ class Gateway:
         self.account = _Account(token_limit, usd_limit)
         self.price = price or DEFAULT_PRICE
         self.log_path = log_path
+        self.uds = uds
         self._deadline = None if deadline_s is None else time.monotonic() + deadline_s
         self._server: Any = None
         self._http: Any = None
@@ -183,16 +184,24 @@ class Gateway:
     def __enter__(self) -> Gateway:
         import uvicorn
 
-        config = uvicorn.Config(self._app(), host="127.0.0.1", port=0, log_level="warning", lifespan="off",
-                                access_log=False, timeout_graceful_shutdown=1)  # fmt: skip
+        config = uvicorn.Config(self._app(), log_level="warning", lifespan="off", access_log=False,
+                                timeout_graceful_shutdown=1)  # fmt: skip
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        tcp.bind(("127.0.0.1", 0))
+        self.port = tcp.getsockname()[1]
+        listening = [tcp]
+        if self.uds is not None:  # the way in from an agent's own network namespace (a relay connects here)
+            unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            unix.bind(str(self.uds))
+            listening.append(unix)
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="kloop-gateway", daemon=True)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": listening}, name="kloop-gateway",
+                                        daemon=True)  # fmt: skip
         self._thread.start()
         while not self._server.started:
             if not self._thread.is_alive():
                 raise RuntimeError("gateway: the server did not start")
             time.sleep(0.01)
-        self.port = self._server.servers[0].sockets[0].getsockname()[1]
         return self
 
     def __exit__(self, *exc: object) -> None:

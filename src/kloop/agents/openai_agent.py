@@ -175,7 +175,8 @@ def _command_runner(workspace: Path, home: Path, sealed: Path, audit_log: Path) 
     protect = [sealed] if sealed.exists() else []
     readable = readable_for(workspace, [])
     return lambda command: audited(contain(["bash", "-c", command], writable=[workspace, home], protect=protect,
-                                           namespace=namespace, readable=readable), audit_log)  # fmt: skip
+                                           namespace=namespace, readable=readable, network="none"),
+                                   audit_log)  # fmt: skip
 
 
 __all__ = ["WRITE_ROOTS", "OpenAIAgent"]
