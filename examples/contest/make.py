@@ -343,7 +343,27 @@ def moe() -> None:
                           "applied to partial sums), slots summed in reverse.")
 
 
+CLAIMS = {
+    GDN_DECODE: "Batch the reference's per-(batch, head) Python loops into two einsums over all heads: one pass over the state.",
+    GDN_PREFILL: "Batch all value heads of a token into one einsum per step instead of a loop per head.",
+    DSA_INDEXER: "Score every sequence at once (one gather of its pages, one einsum over heads, one batched top-k) instead of a loop per sequence.",
+    DSA_ATTN: "Gather all selected slots of every token at once and run masked softmax + two batched matmuls instead of a loop per token.",
+    MOE_MINI: "Dequantize only the experts that are used, with scales broadcast over 128x128 views instead of repeat_interleave copies.",
+}
+
+
+def campaigns() -> None:
+    """One replay round per CPU task: the honest vectorized rewrite, as a writer would submit it."""
+    folder = HERE.parent / "campaigns" / "contest"  # not examples/campaigns/*.jsonl: tests/agents maps those to examples/<stem>
+    folder.mkdir(exist_ok=True)
+    for task, claim in CLAIMS.items():
+        source = HERE / task / "solutions" / "vectorized"
+        files = {name: (source / name).read_text() for name in ("main.py", "solution.json")}
+        line = json.dumps({"claim": claim, "files": files, "delete": []})
+        (folder / f"{task}.jsonl").write_text(line + "\n")
+
+
 if __name__ == "__main__":
-    for make in (gdn_decode, gdn_prefill, dsa_indexer, dsa_attention, moe):
+    for make in (gdn_decode, gdn_prefill, dsa_indexer, dsa_attention, moe, campaigns):
         make()
     print("wrote", sorted(p.name for p in HERE.iterdir() if p.is_dir()))

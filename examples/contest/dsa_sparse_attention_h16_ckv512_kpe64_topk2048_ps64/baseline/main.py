@@ -45,4 +45,5 @@ def run(q_nope, q_pe, ckv_cache, kpe_cache, sparse_indices, sm_scale, output, ls
     if tokens:
         _attn[(tokens, heads)](q_nope.contiguous(), q_pe.contiguous(), ckv_cache.contiguous(), kpe_cache.contiguous(),
                                sparse_indices.contiguous(), output, lse, float(sm_scale),
-                               H=heads, DC=dc, DP=dp, TOPK=topk, BLOCK=64)
+                               H=heads, DC=dc, DP=dp, TOPK=topk,
+                               BLOCK=64 if q_nope.is_cuda else topk)  # the CPU interpreter: one wide block
