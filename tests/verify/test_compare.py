@@ -79,3 +79,29 @@ def test_same_allows_tolerance_noise_but_not_garbage() -> None:
     assert not same(a, a + 1.0, TOL)[0]
 
 
+
+
+@pytest.mark.parametrize("dtype_name", ["float8_e4m3fn", "float8_e5m2"])
+def test_every_check_works_on_fp8_outputs(dtype_name: str) -> None:
+    """fp8 has no isfinite and overflows on 1234.5: checks compare in float64, poisons fit the dtype."""
+    import torch
+
+    from kloop.verify.compare import compare, disagreement, same
+
+    dtype = getattr(torch, dtype_name)
+    for run in POISONS:
+        assert float(torch.tensor(run[0]).to(dtype)) == run[0]  # exact: a poisoned fp8 buffer is the poison
+    ref = torch.tensor([0.5, -3.0, 96.0, 0.0], dtype=torch.float64)
+    out = ref.to(dtype)
+    tol = Tolerance(atol=0.1, rtol=0.1)
+    c = compare(out, ref, tol, ComparatorName.ALLCLOSE)
+    assert c.finite and c.numeric, c.detail
+    wrong = (ref * 16).to(dtype)
+    c = compare(wrong, ref, tol, ComparatorName.ALLCLOSE)
+    assert not c.numeric and "worst at" in c.detail, c.detail
+    a = torch.full((4,), POISONS[0][0], dtype=dtype)
+    b = torch.full((4,), POISONS[1][0], dtype=dtype)
+    b[0] = a[0]
+    assert unwritten(a, b, POISONS) == 3
+    assert same(out, out.clone(), tol)[0] and not same(out, wrong, tol)[0]
+    assert "elements differ" in disagreement(out, wrong, tol)

@@ -132,3 +132,39 @@ def test_determinism_message_for_nan_and_inf_outputs() -> None:
     assert not same(torch.tensor([float("inf")]), torch.tensor([float("-inf")]), tol)[0]
     assert "max diff 0" not in disagreement(nan, torch.zeros(4), tol)
     assert "4/4 elements differ" in disagreement(nan, torch.zeros(4), tol)
+
+
+def test_regimes_honour_declared_ranges_and_keep_parameters() -> None:
+    """A declared range is the regime's unit; a weight (no var axis) keeps its declared draw."""
+    task = load_task(TASKS / "matmul_unit")  # x [batch, k] and w [k, n], both declared in [0, 1)
+    workload = task.workloads[0]
+    declared = make_inputs(task.definition, workload, seed=7)
+    signed = coverage_inputs(task.definition, workload, "signed", seed=7)
+    assert float(signed["x"].abs().max()) <= 1.0 and float(signed["x"].min()) < 0  # [-1, 1): the declared magnitude
+    for regime in ("wide", "small", "tiny", "shifted", "special"):
+        drawn = coverage_inputs(task.definition, workload, regime, seed=7)
+        assert bool((drawn["w"] == declared["w"]).all()), regime  # the parameter is not rescaled
+    shifted = coverage_inputs(task.definition, workload, "shifted", seed=7)["x"]
+    assert 7.0 <= float(shifted.mean()) <= 9.0 and float(shifted.std()) < 1.0  # mean 8 units, spread of one
+
+
+def test_regime_tolerance_follows_the_output_scale() -> None:
+    import torch
+
+    from kloop.task.schema import Tolerance
+    from kloop.verify.coverage import regime_tolerance
+
+    tol = Tolerance(atol=1e-2, rtol=1e-2)
+    declared = torch.randn(64, dtype=torch.float64)
+    shrunk = regime_tolerance(tol, declared * 2.0**-10, declared)
+    assert shrunk.atol == pytest.approx(1e-2 * 2.0**-10) and shrunk.rtol == tol.rtol
+    assert regime_tolerance(tol, declared * 2.0**7, declared) == tol  # never widened
+
+
+def test_coverage_runs_on_every_size_class() -> None:
+    from kloop.task.schema import Workload
+    from kloop.verify.coverage import size_classes
+
+    definition = load_task(TASKS / "rmsnorm_unit").definition
+    workloads = [Workload(uuid=f"b{b}", axes={"batch": b}, inputs={}) for b in (64, 1, 3, 4, 2, 17, 20)]
+    assert [w.uuid for w in size_classes(definition, workloads)] == ["b1", "b2", "b3", "b17", "b64"]
