@@ -23,14 +23,13 @@ TASK = Path(__file__).parent / "tasks" / "rmsnorm_tiny"
 
 def test_every_timed_box_gets_the_same_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, list[tuple[bool, int]]] = defaultdict(list)
-    real = timed.send_batch
+    real = timed.BoxSlots.run
 
-    def observed(box: Any, judge: Any, axes: Any, calls: list[Any], timeout_s: float, noop: bool = False,
-                 per_call_ns: int = 1_000) -> Any:  # fmt: skip
-        seen[box.label].append((noop, len(calls)))
-        return real(box, judge, axes, calls, timeout_s, noop=noop, per_call_ns=per_call_ns)
+    def observed(self: Any, packed: Any, count: int, noop: bool, timeout_s: float) -> Any:
+        seen[self.box.label].append((noop, count))
+        return real(self, packed, count, noop, timeout_s)
 
-    monkeypatch.setattr(timed, "send_batch", observed)
+    monkeypatch.setattr(timed.BoxSlots, "run", observed)
     task = load_task(TASK)
     write_solution_dir(task.baseline_or_reference(), tmp_path / "same")
     options = VerifyOptions(device="cpu", heldout=1, rounds=4, log_dir=tmp_path / "logs", cache_dir=tmp_path / "cache")
@@ -46,17 +45,17 @@ def test_the_supervisor_checks_outputs_only_after_the_last_round(tmp_path: Path,
     """The float64 reference of a re-checked call once ran right after the candidate's batch, so the
     box timed next started on caches the supervisor had just used; now no box's batch follows it."""
     events: list[str] = []
-    real_send, real_reference = timed.send_batch, timed.WorkloadJudge.reference_outputs
+    real_send, real_reference = timed.BoxSlots.run, timed.WorkloadJudge.reference_outputs
 
-    def observed(box: Any, *args: Any, **kwargs: Any) -> Any:
+    def observed(self: Any, *args: Any, **kwargs: Any) -> Any:
         events.append("batch")
-        return real_send(box, *args, **kwargs)
+        return real_send(self, *args, **kwargs)
 
     def reference(self: Any, *args: Any, **kwargs: Any) -> Any:
         events.append("reference")
         return real_reference(self, *args, **kwargs)
 
-    monkeypatch.setattr(timed, "send_batch", observed)
+    monkeypatch.setattr(timed.BoxSlots, "run", observed)
     monkeypatch.setattr(timed.WorkloadJudge, "reference_outputs", reference)
     task = load_task(TASK)
     write_solution_dir(task.baseline_or_reference(), tmp_path / "same")

@@ -34,6 +34,7 @@ CHECKS: dict[str, tuple[VerifyStatus, str]] = {
     "timed_outputs": (S.REJECTED, "fresh inputs every timed iteration; sampled timed outputs re-checked"),
     "physics_floor": (S.REJECTED, "latency no lower than min bytes / peak bandwidth and FLOPs / peak rate"),
     "wall_clock": (S.REJECTED, "the supervisor's wall clock agrees with the sandbox's timings"),
+    "off_cpu": (S.REJECTED, "no more time off the CPU per call than the baseline (sleep, I/O, locks go unseen by CPU time)"),
 }
 
 

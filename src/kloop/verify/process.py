@@ -25,13 +25,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kloop.verify import contain
+from kloop.verify import contain, measure, replies
 from kloop.verify.cgroups import Containment, Limits, pick_cpus, sweep_stale
 from kloop.verify.channel import Channel, ChannelClosed, ChannelError, ChannelTimeout, ProtocolViolation
 
 ENV_PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_HOME",
                    "CUDA_PATH", "ROCM_PATH", "LD_LIBRARY_PATH", "TORCH_CUDA_ARCH_LIST", "CC", "CXX",
                    "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "MAX_JOBS")  # fmt: skip
+LOG_CAP_BYTES = 8 << 20
+"""What one box's stdout and stderr may put in its log; the rest is counted and dropped."""
 STARTUP_TIMEOUT_S = 300.0  # a torch import on a loaded 2-core machine can take minutes
 PIDS_MAX = 1024  # torch's threads and a compiler's jobs fit; a fork bomb does not
 CGROUP_HEADROOM_MB = 512
@@ -80,8 +82,12 @@ class SandboxProcess:
     """One fresh sandbox. `start()` returns at once, so the next one can warm up in parallel."""
 
     def __init__(self, *, device: str, threads: int, memory_limit_mb: int, log_path: Path,
-                 label: str = "candidate") -> None:  # fmt: skip
+                 label: str = "candidate", cache_dir: Path | None = None) -> None:  # fmt: skip
         self.device = device
+        self.cache_dir = cache_dir
+        """The build cache, bound read-only into the box at `workdir/build-cache` (it runs unprivileged)."""
+        self.uid = contain.draw_uid()
+        self.log = LogSink(log_path, LOG_CAP_BYTES)
         self.threads = threads
         self.memory_limit_mb = memory_limit_mb
         self.log_path = log_path
@@ -99,6 +105,10 @@ class SandboxProcess:
         """The box's cgroups (freeze/thaw/cpu_time_ns for the timing side); None when not contained."""
         self.launch: contain.Launch | None = None
         self._stop = threading.Event()
+        self.shared: measure.SharedInputs | None = None
+        """The staged workload's inputs, in memory the supervisor maps and hashes itself."""
+        self.threads_before: set[int] = set()
+        """The box's threads before any candidate code ran (read at its hello)."""
 
     def start(self) -> SandboxProcess:
         parent, child = socket.socketpair()
@@ -107,12 +117,14 @@ class SandboxProcess:
                "--device", self.device, "--threads", str(self.threads), "--memory-mb", str(self.memory_limit_mb)]  # fmt: skip
         self.started_ns = time.perf_counter_ns()
         self.launch = self._contain(cmd)
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                self.launch.argv, cwd=self.workdir, env=_sandbox_env(self.workdir, self.threads), stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, pass_fds=[child.fileno()], start_new_session=True,
-            )
+        env = _sandbox_env(self.workdir, self.threads)
+        self.proc = subprocess.Popen(
+            self.launch.argv, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=[child.fileno()], start_new_session=True,
+        )
         child.close()
+        assert self.proc.stdout is not None
+        self.log.drain(self.proc.stdout)
         self.channel = Channel(parent)
         threading.Thread(target=self._watch_memory, daemon=True, name="kloop-memory-watch").start()
         return self
@@ -126,7 +138,12 @@ class SandboxProcess:
         memory_mb = self.memory_limit_mb + shm_mb + CGROUP_HEADROOM_MB if self.memory_limit_mb > 0 else 0
         limits = Limits(cpus=pick_cpus(self.threads), memory_bytes=memory_mb << 20, pids_max=PIDS_MAX)
         self.containment = Containment.create(self.label, limits)
-        return contain.wrap(cmd, self.containment, shm_mb=shm_mb)
+        cache = [str(self.cache_dir)] if self.cache_dir is not None and self.cache_dir.is_dir() else []
+        launch = contain.wrap(cmd, self.containment, shm_mb=shm_mb, uid=self.uid, need=_interpreter_roots(),
+                              read_only=cache, stage=str(self.workdir), gpu_nodes=self.device != "cpu")  # fmt: skip
+        if launch.uid is not None:  # its private dir is the one place it may write
+            os.chown(self.workdir, launch.uid, launch.uid)
+        return launch
 
     def sandbox_pid(self) -> int | None:
         """The sandbox's pid as the supervisor sees it (inside its namespace it is 1)."""
@@ -143,8 +160,22 @@ class SandboxProcess:
         return children[0].pid if children else None
 
     def policy(self) -> str:
-        """Which containment ran, for the `sandbox_policy` check's detail."""
-        return self.launch.describe() if self.launch is not None else "not started"
+        """Which containment ran, for the `sandbox_policy` check's detail (with what the kernel says of it)."""
+        if self.launch is None:
+            return "not started"
+        seen = self.kernel_status()
+        return self.launch.describe() + (f"; kernel says: {seen}" if seen else "")
+
+    def kernel_status(self) -> str:
+        """The sandbox's uid, effective capabilities, no_new_privs and seccomp mode, read by the supervisor."""
+        pid = self.sandbox_pid()
+        try:
+            lines = Path(f"/proc/{pid}/status").read_text().splitlines() if pid else []
+        except OSError:
+            return ""
+        fields = dict(line.split(":", 1) for line in lines if ":" in line)
+        keep = ("Uid", "CapEff", "NoNewPrivs", "Seccomp")
+        return ", ".join(f"{k} {fields[k].split()[0]}" for k in keep if k in fields)
 
     def wait_ready(self) -> dict[str, Any]:
         """Block until the sandbox's hello (torch imported, timer captured)."""
@@ -155,20 +186,54 @@ class SandboxProcess:
             self.waited_ns = time.perf_counter_ns() - start
             if self._hello.get("op") != "hello":
                 self._fail("protocol", f"expected hello, got {str(self._hello)[:200]}")
+            self.threads_before = measure.box_threads(self._tasks_file(), self.sandbox_pid())
             self.ready_ns = time.perf_counter_ns()
         return self._hello
 
     def request(self, op: str, header: dict[str, Any] | None = None, tensors: dict[str, Any] | None = None,
-                *, timeout_s: float) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
-        """Send one request and return the one reply that answers it."""
+                *, timeout_s: float, fds: list[int] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+        """Send one request and return the one reply that answers it.
+
+        `fds` (the timing hand-off's memfd and socket) follow the frame as one SCM_RIGHTS message.
+        """
         self.wait_ready()
         assert self.channel is not None
         nonce = secrets.token_hex(8)
+        header = {**(header or {}), "op": op, "nonce": nonce}
+        if op == "stage" and tensors:  # inputs go into memory the supervisor keeps mapped
+            if self.shared is not None:
+                self.shared.close()
+            self.shared = measure.SharedInputs(tensors)
+            header["shared"] = self.shared.layout
+            fds = [*(fds or []), self.shared.fd]
         try:
-            self.channel.send({**(header or {}), "op": op, "nonce": nonce}, tensors)
+            self.channel.send(header, tensors)
+            if fds:
+                socket.send_fds(self.channel.sock, [b"F"], fds)
         except (OSError, ChannelError) as exc:
             self._fail("died", f"could not send {op}: {exc}")
-        return self._receive(timeout_s, expect=(op, nonce))
+        reply, out = self._receive(timeout_s, expect=(op, nonce))
+        if reply.get("ok") and op in ("load", "run", "batch_report"):
+            self._measure(op, reply)
+        return reply, out
+
+    def _measure(self, op: str, reply: dict[str, Any]) -> None:
+        """Replace what the sandbox says of its threads and inputs with what the supervisor reads itself."""
+        reported = list(reply.get("new_threads") or [])  # a self-report can only add to what is measured
+        reply["reported_threads"] = reported
+        reply["new_threads"] = [*measure.new_threads(self._tasks_file(), self.sandbox_pid(), self.threads_before),
+                                *(f"{name} (reported)" for name in reported)]  # fmt: skip
+        if op == "run":
+            reply["reported_digests"] = reply.get("input_digests")
+            reply["input_digests"] = self.shared.digests() if self.shared is not None else {}
+
+    def _tasks_file(self) -> Path | None:
+        """The box's cgroup `tasks` file: every thread of every process in it."""
+        dirs = self.containment.dirs if self.containment is not None else {}
+        for controller in ("freezer", "pids", "cpuacct", "memory"):
+            if controller in dirs:
+                return dirs[controller] / "tasks"
+        return None
 
     def _receive(self, timeout_s: float, expect: tuple[str, str] | None) -> tuple[dict[str, Any], dict[str, Any]]:
         assert self.channel is not None
@@ -182,6 +247,10 @@ class SandboxProcess:
             self._fail("protocol", str(exc))
         if expect is not None and (header.get("op"), header.get("nonce")) != expect:
             self._fail("protocol", f"reply does not answer {expect[0]}: {str(header)[:200]}")
+        try:  # untrusted data: every field the supervisor reads has the type it expects, or the candidate goes
+            replies.validate(expect[0] if expect else "hello", header)
+        except ProtocolViolation as exc:
+            self._fail("protocol", str(exc))
         return header, tensors
 
     def _death_detail(self) -> str:
@@ -246,10 +315,13 @@ class SandboxProcess:
         self.kill()
         if self.containment is not None:
             self.containment.remove()
+        self.log.close()
         if after_kill is not None:
             after_kill(self)
         if self.channel is not None:
             self.channel.close()
+        if self.shared is not None:
+            self.shared.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self) -> SandboxProcess:
@@ -257,6 +329,66 @@ class SandboxProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _interpreter_roots() -> list[str]:
+    """Where the interpreter and what it imports live (to be reachable by the box's unprivileged uid)."""
+    import kloop
+
+    roots = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)),
+             str(Path(kloop.__file__).resolve().parents[1])}  # fmt: skip
+    roots.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p))
+    return sorted(os.path.realpath(r) for r in roots if r and os.path.isdir(r))
+
+
+class LogSink:
+    """A box's stdout and stderr, read by the supervisor: at most `cap` bytes reach the log file.
+
+    The box writes into a pipe; a thread here drains it to its end (so a box never blocks on a
+    full pipe) and counts what it dropped. `describe()` says so when anything was.
+    """
+
+    def __init__(self, path: Path, cap: int) -> None:
+        self.path = path
+        self.cap = cap
+        self.written = 0
+        self.dropped = 0
+        self._thread: threading.Thread | None = None
+
+    def drain(self, pipe: Any) -> None:
+        self._thread = threading.Thread(target=self._pump, args=(pipe,), daemon=True, name="kloop-log-drain")
+        self._thread.start()
+
+    def _pump(self, pipe: Any) -> None:
+        fd = pipe.fileno()
+        with open(self.path, "ab") as out:
+            while True:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                keep = chunk[: max(0, self.cap - self.written)]
+                if keep:
+                    out.write(keep)
+                    out.flush()
+                self.written += len(keep)
+                self.dropped += len(chunk) - len(keep)
+            if self.dropped:
+                out.write(f"\n[kloop: log capped at {self.cap} bytes; {self.dropped} more bytes dropped]\n".encode())
+        with contextlib.suppress(OSError):
+            pipe.close()
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Wait for the drain to reach the pipe's end (every writer is dead once the box is killed)."""
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def describe(self) -> str | None:
+        if not self.dropped:
+            return None
+        return f"output capped: {self.written + self.dropped} bytes written, {self.cap} kept, {self.dropped} dropped"
 
 
 @functools.cache
@@ -275,16 +407,17 @@ class SandboxPool:
     """
 
     def __init__(self) -> None:
-        self._spares: dict[tuple[str, int, int, str], SandboxProcess] = {}
-        self._wanted: set[tuple[str, int, int, str]] = set()
+        self._spares: dict[tuple[str, int, int, str, str], SandboxProcess] = {}
+        self._wanted: set[tuple[str, int, int, str, str]] = set()
         self._lock = threading.Lock()
         self._dir = Path(tempfile.mkdtemp(prefix="kloop-sandbox-pool-"))
         import atexit
 
         atexit.register(self.close)
 
-    def take(self, *, device: str, threads: int, memory_limit_mb: int, label: str) -> SandboxProcess:
-        key = (device, threads, memory_limit_mb, label)
+    def take(self, *, device: str, threads: int, memory_limit_mb: int, label: str,
+             cache_dir: Path | None = None) -> SandboxProcess:  # fmt: skip
+        key = (device, threads, memory_limit_mb, label, str(cache_dir or ""))
         with self._lock:
             self._wanted.add(key)
             spare = self._spares.pop(key, None)
@@ -300,17 +433,20 @@ class SandboxPool:
                 if spare is None or spare.proc is None or spare.proc.poll() is not None:
                     self._spares[key] = self._new(key).start()
 
-    def _new(self, key: tuple[str, int, int, str]) -> SandboxProcess:
-        device, threads, memory, label = key
+    def _new(self, key: tuple[str, int, int, str, str]) -> SandboxProcess:
+        device, threads, memory, label, cache = key
         log = self._dir / f"{label}-{secrets.token_hex(4)}.log"
-        return SandboxProcess(device=device, threads=threads, memory_limit_mb=memory, log_path=log, label=label)
+        return SandboxProcess(device=device, threads=threads, memory_limit_mb=memory, log_path=log, label=label,
+                              cache_dir=Path(cache) if cache else None)  # fmt: skip
 
     def close(self) -> None:
+        """Close every spare and remove the pool's folder (a spare's log holds nothing of a candidate)."""
         with self._lock:
             for spare in self._spares.values():
                 spare.close()
             self._spares.clear()
             self._wanted.clear()
+            shutil.rmtree(self._dir, ignore_errors=True)
 
 
 _POOL: SandboxPool | None = None

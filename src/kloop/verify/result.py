@@ -63,19 +63,32 @@ class WorkloadResult(_Model):
     max_rel_error: float | None = None
     """Largest |out - ref| / |ref| over elements with nonzero reference."""
     latency_ms: float | None = None
-    """Median candidate latency, milliseconds."""
+    """The candidate's cost of one call, ms: the box's CPU time per timed call (on a GPU, or without
+    a cpuacct group, the supervisor's go-to-done wall time), the hand-off of the call included;
+    trimmed geometric mean over rounds. None when the workload is harness-bound."""
     latency_ci_ms: list[float] | None = None
-    """Bootstrap 95% confidence interval of the median latency, [lo, hi]."""
+    """95 % interval of `latency_ms` (`kloop.verify.stats.INTERVAL_METHOD`), [lo, hi]."""
     baseline_latency_ms: float | None = None
-    """Median baseline latency measured interleaved with the candidate."""
+    """The baseline's cost of one call, measured the same way in the same rounds: latency_ms x speedup
+    (the speedup is the trimmed mean of the paired per-round ratios)."""
     speedup: float | None = None
-    """baseline_latency_ms / latency_ms."""
+    """baseline_latency_ms / latency_ms (exactly; None when harness-bound)."""
     speedup_ci: list[float] | None = None
-    """95% confidence interval of the speedup from paired per-round log ratios (kloop extension)."""
+    """95 % interval of the speedup from the paired rounds (`INTERVAL_METHOD`; kloop extension)."""
     incumbent_speedup: float | None = None
     """Speedup over the current best, timed in the same rounds (only when the loop asked for it)."""
     incumbent_speedup_ci: list[float] | None = None
     """95% confidence interval of `incumbent_speedup`."""
+    wall_ms: float | None = None
+    """The candidate's wall time per call, go to done on the supervisor's clock (beside the CPU time)."""
+    baseline_wall_ms: float | None = None
+    """The baseline's wall time per call, measured the same way."""
+    harness_ms: float | None = None
+    """The hand-off's own cost per call (no-op calls in the baseline's box), included in both latencies."""
+    harness_bound: bool = False
+    """The hand-off is over 25 % of a call's cost: the kernel cannot be resolved; no latency or speedup."""
+    timing_note: str | None = None
+    """Why this workload has no latency or speedup when it was timed (harness-bound)."""
 
 
 class Comparison(_Model):
@@ -108,7 +121,7 @@ class Summary(_Model):
     """Aggregates over the timed workloads."""
 
     speedup_geomean: float | None = None
-    """Geometric mean over timed workloads of baseline / candidate latency."""
+    """Geometric mean over timed workloads (harness-bound ones left out) of baseline / candidate latency."""
     speedup_ci: list[float] | None = None
     """95% confidence interval of the geometric mean (paired per-round log ratios, t quantile)."""
     latency_ms_median: float | None = None
@@ -121,6 +134,8 @@ class Summary(_Model):
     """The speedup over the current best (`VerifyOptions.incumbent_path`), timed in the same rounds."""
     clock: str | None = None
     """What decided latency: `cpu-time` (the sandbox cgroup's CPU time) or `wall` (the supervisor's clock)."""
+    interval: str | None = None
+    """How every interval of this verdict was computed (`kloop.verify.stats.INTERVAL_METHOD`)."""
 
 
 class VerifyResult(_Model):

@@ -3,8 +3,9 @@
 It answers the supervisor's requests over the channel on fd N, one reply per request, and does
 nothing else: `build` (compile, or take a verified cache hit, without importing: the reply's
 per-file hashes are taken before any candidate code runs), `load` (import the candidate), `stage` (receive one workload's inputs),
-`run` (one call with poisoned destination buffers), `time` (a timing batch: its inputs arrive and its
-outputs leave with it), `bye`. It never sees the seed, the reference, the task
+`run` (one call with poisoned destination buffers), `handoff` (one workload's timing slots: a sealed
+memfd and a handshake socket), `batch` (a timing batch: after the reply, one call per `go` from the
+supervisor, each call's inputs written only then; `kloop.verify.handoff`), `batch_report`, `bye`. It never sees the seed, the reference, the task
 files or any workload it was not sent. Its stdout/stderr go to a log file nobody parses.
 """
 
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kloop.verify import landlock
+from kloop.verify import landlock, seccomp
 from kloop.verify.channel import Channel, ChannelClosed, ProtocolViolation, tensor_digest
 from kloop.verify.clocks import make_clock
 from kloop.verify.policy import SYSTEM_ROOTS, SandboxPolicy, python_roots
@@ -54,6 +55,13 @@ class Harness:
         self.output_specs: list[dict[str, Any]] = []
         self.policy: SandboxPolicy | None = None
         self.staged: Any = None
+        self.shared_views: dict[str, Any] = {}
+        """Views of the staged inputs' shared memory (`kloop.verify.measure`)."""
+        self.shared_map: Any = None
+        self.receiver: Any = None
+        """The current workload's timing slots (`kloop.verify.handoff.Receiver`)."""
+        self.after_reply: Callable[[], None] | None = None
+        self.report: dict[str, Any] = {}
 
     # -- requests -----------------------------------------------------------------------------
     def build(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -102,63 +110,157 @@ class Harness:
         }, {}
 
     def stage(self, req: dict[str, Any], tensors: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Keep one workload's inputs; a call runs on their copy in the supervisor's shared memory."""
+        from kloop.verify.measure import views
+
         self.inputs = {}
         scalars = req.get("scalars", {})
         for name in req["order"]:
             self.inputs[name] = tensors[name].to(self.device) if name in tensors else scalars[name]
         self.output_specs = list(req["outputs"])
+        self.shared_views = {}
+        if req.get("shared") is not None:  # the memfd follows the frame (SCM_RIGHTS)
+            import socket as _socket
+
+            _msg, fds, _flags, _addr = _socket.recv_fds(self.channel.sock, 16, 4)
+            if len(fds) != 1:
+                return {"ok": False, "kind": "protocol", "error": f"expected 1 descriptor, got {len(fds)}"}, {}
+            self.shared_map, self.shared_views = views(fds[0], req["shared"])
+            os.close(fds[0])
         return {"ok": True}, {}
 
     def run(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        inputs = {k: (v.clone() if isinstance(v, self.torch.Tensor) else v) for k, v in self.inputs.items()}
+        torch = self.torch
+        inputs: dict[str, Any] = {}
+        for k, v in self.inputs.items():  # fresh copies; on the CPU in the memory the supervisor hashes
+            shared = self.shared_views.get(k)
+            if shared is not None and self.device == "cpu":
+                inputs[k] = shared.copy_(v)
+            else:
+                inputs[k] = v.clone() if isinstance(v, torch.Tensor) else v
         self._scrub(req["poison"])
         try:
             elapsed, outs = self.clock.time_call(self._call_with(inputs, req["poison"]))
         except BaseException as exc:  # SystemExit and KeyboardInterrupt are runtime errors too
             return {"ok": False, "kind": "runtime", "error": _describe(exc)}, {}
+        if self.device != "cpu":  # the device inputs as the call left them, for the supervisor to hash
+            for k, shared in self.shared_views.items():
+                shared.copy_(inputs[k].cpu())
         meta, tensors = self._describe_outputs(outs)
         digests = {k: tensor_digest(v) for k, v in inputs.items() if isinstance(v, self.torch.Tensor)}
         return {"ok": True, "outputs": meta, "input_digests": digests, "elapsed_ns": elapsed,
                 "new_threads": self._new_threads(), "violations": self._violations()}, tensors
 
-    def time(self, req: dict[str, Any], tensors: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """One timing batch: every call on its own inputs, sent with this request; outputs go back with it.
+    def handoff(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Take one workload's slots (a sealed memfd) and the handshake socket, sent with SCM_RIGHTS.
 
-        The supervisor's clock runs from sending this request to reading its reply, so the inputs
-        arrive, and every output leaves, inside the timed window: there is nothing to precompute
-        before it and nothing left to finish after it. Each input travels stacked over the calls and
-        each call gets its own copy (its own storage, not a view of the others'); each call's outputs
-        are copied into one stacked tensor per output. Our own per-call times are only a cross-check.
+        The fds follow this request's frame on the channel; the views over the slots are made here,
+        before any batch, so a batch's window holds nothing but hand-offs and calls.
         """
-        count, noop, poison = int(req["iterations"]), bool(req.get("noop")), req["poison"]
-        order, scalars = list(req["order"]), req.get("scalars", {})
+        import socket as _socket
+
+        from kloop.verify.handoff import Receiver
+
+        _msg, fds, _flags, _addr = _socket.recv_fds(self.channel.sock, 16, 4)
+        if len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            return {"ok": False, "kind": "protocol", "error": f"expected 2 descriptors, got {len(fds)}"}, {}
+        if self.receiver is not None:
+            self.receiver.close()
         self.output_specs = list(req.get("outputs", self.output_specs))
-        stacked = {n: tensors[n].to(self.device) for n in order if n in tensors}
-        calls = [[stacked[n][i].clone() if n in stacked else scalars[n] for n in order] for i in range(count)]
-        slabs = [self.torch.empty([count, *s["shape"]], dtype=getattr(self.torch, s["dtype"]), device=self.device)
-                 for s in self.output_specs]  # fmt: skip
+        sock = _socket.socket(fileno=fds[1])
+        self.receiver = Receiver(req["layout"], list(req["order"]), req.get("scalars", {}), fds[0], sock)
+        return {"ok": True}, {}
+
+    def batch(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Arm a batch of `count` calls: the reply is the supervisor's cue to start handing calls over.
+
+        The calls run right after the reply has left (`serve` runs `after_reply`), one per `go`;
+        the outcome is fetched with `batch_report`.
+        """
+        count, noop = int(req["count"]), bool(req.get("noop"))
+        if self.receiver is None or count > self.receiver.count:
+            return {"ok": False, "kind": "protocol", "error": "batch larger than the slots handed over"}, {}
+        self.report = {"ok": False, "kind": "protocol", "error": "the batch did not run"}
+        self.after_reply = lambda: self._run_batch(count, noop)
+        return {"ok": True}, {}
+
+    def batch_report(self, _req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What the last batch saw from inside: own times (a cross-check only), misshapen outputs, threads."""
+        report, self.report = self.report, {"ok": False, "kind": "protocol", "error": "no batch ran"}
+        return {**report, "new_threads": self._new_threads(), "violations": self._violations()}, {}
+
+    def _run_batch(self, count: int, noop: bool) -> None:
+        """`recv go i; call i; send done i`, `count` times. Nothing else runs between the hand-offs."""
+        from kloop.verify.handoff import MSG
+
+        rx = self.receiver
+        assert rx is not None and (noop or self.fn is not None)
+        recv, send, pack = rx.sock.recv, rx.sock.send, MSG.pack
+        fn, dps, cpu = self.fn, self.dps, self.device == "cpu"
+        now = self.clock._now
         times: list[int] = []
         bad: list[int] = []
         gc.disable()  # a collection pass landing in one batch and not another is pure noise
         try:
-            for i, args in enumerate(calls):
-                if noop:  # the same preparation and bookkeeping, minus the candidate: the harness's own cost
-                    outs: Any = [self._poisoned(spec, poison) for spec in self.output_specs]
-                    self.clock.sync()
-                    elapsed, _ = self.clock.time_call(_noop)
-                else:
-                    call = self._call_with(dict(zip(order, args, strict=True)), poison)
-                    self.clock.sync()
-                    elapsed, outs = self.clock.time_call(call)
-                times.append(elapsed)
-                if not self._into(slabs, i, outs):
-                    bad.append(i)
-        except BaseException as exc:
-            return {"ok": False, "kind": "runtime", "error": _describe(exc)}, {}
+            for i in range(count):
+                msg = recv(8)
+                if msg != pack(i):
+                    self.report = {"ok": False, "kind": "protocol", "error": f"expected go {i}, got {msg!r:.40}"}
+                    return
+                args, outs = rx.ins[i], rx.outs[i]
+                try:
+                    if noop:
+                        t0 = t1 = 0
+                    elif cpu:
+                        t0 = now()
+                        if dps:
+                            fn(*args, *outs)
+                        elif not self._into_slot(outs, fn(*args)):
+                            bad.append(i)
+                        t1 = now()
+                    else:
+                        t0, t1 = 0, self._device_call(args, outs, bad, i)
+                except BaseException as exc:  # SystemExit and KeyboardInterrupt are runtime errors too
+                    self.report = {"ok": False, "kind": "runtime", "error": _describe(exc)}
+                    send(pack(-(i + 1)))
+                    return
+                times.append(t1 - t0)
+                send(pack(i))
+        except OSError as exc:
+            self.report = {"ok": False, "kind": "protocol", "error": f"handshake: {exc}"}
+            return
         finally:
             gc.enable()
-        return {"ok": True, "times_ns": times, "bad": bad, "new_threads": self._new_threads(),
-                "violations": self._violations()}, {f"out{j}": slab for j, slab in enumerate(slabs)}
+        self.report = {"ok": True, "times_ns": times, "bad": bad}
+
+    def _into_slot(self, outs: list[Any], result: Any) -> bool:
+        """Copy a value-returning call's outputs into its slot (part of that call's cost)."""
+        torch = self.torch
+        if isinstance(result, torch.Tensor) or not isinstance(result, list | tuple):
+            result = [result]
+        if len(result) != len(outs):
+            return False
+        for slot, out in zip(outs, result, strict=True):
+            if type(out) is not torch.Tensor or out.shape != slot.shape or out.dtype != slot.dtype:
+                return False
+            slot.copy_(out)
+        return True
+
+    def _device_call(self, args: list[Any], outs: list[Any], bad: list[int], index: int) -> int:
+        """On a GPU: inputs to the device, the call timed by the captured events, outputs back."""
+        torch = self.torch
+        dev = [a.to(self.device) if isinstance(a, torch.Tensor) else a for a in args]
+        if self.dps:
+            dev_outs = [o.to(self.device) for o in outs]
+            elapsed, _ = self.clock.time_call(lambda: self.fn(*dev, *dev_outs))  # type: ignore[misc]
+            result: Any = dev_outs
+        else:
+            elapsed, result = self.clock.time_call(lambda: self.fn(*dev))  # type: ignore[misc]
+        if not self._into_slot(outs, result):
+            bad.append(index)
+        return elapsed
 
     # -- helpers ------------------------------------------------------------------------------
     def _call_with(self, inputs: dict[str, Any], poison: list[float]) -> Callable[[], Any]:
@@ -210,19 +312,6 @@ class Harness:
             meta.append(entry)
         return meta, tensors
 
-    def _into(self, slabs: list[Any], index: int, outs: Any) -> bool:
-        """Copy one call's outputs, as they are now, into row `index` of the stacked outputs."""
-        torch = self.torch
-        if isinstance(outs, torch.Tensor) or not isinstance(outs, list | tuple):
-            outs = [outs]
-        if len(outs) != len(slabs):
-            return False
-        for slab, out in zip(slabs, outs, strict=True):
-            if type(out) is not torch.Tensor or out.shape != slab.shape[1:] or out.dtype != slab.dtype:
-                return False
-            slab[index].copy_(out)
-        return True
-
     def _new_threads(self) -> list[str]:
         return [t.name for t in threading.enumerate() if t not in self.harness_threads and t.is_alive()]
 
@@ -261,10 +350,6 @@ def _numel(shape: list[int]) -> int:
     return n
 
 
-def _noop() -> None:
-    return None
-
-
 def _describe(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     return text if len(text) < 2000 else text[:2000] + "..."
@@ -280,7 +365,7 @@ def _compile(solution: Any, device: str, cache_dir: Path, workdir: Path) -> Any:
 def serve(channel: Channel, harness: Harness) -> int:
     """Answer requests until `bye` or the channel closes; every reply echoes the request's nonce."""
     handlers = {"build": harness.build, "load": harness.load, "stage": harness.stage, "run": harness.run,
-                "time": harness.time}  # fmt: skip
+                "handoff": harness.handoff, "batch": harness.batch, "batch_report": harness.batch_report}  # fmt: skip
     while True:
         try:
             req, tensors = channel.recv()
@@ -303,6 +388,9 @@ def serve(channel: Channel, harness: Harness) -> int:
             channel.send({**reply, "nonce": req.get("nonce"), "op": op}, out)
         except (ProtocolViolation, RuntimeError, TypeError) as exc:  # outputs that cannot become bytes
             channel.send({"ok": False, "kind": "runtime", "error": _describe(exc), "nonce": req.get("nonce"), "op": op})
+        run_next, harness.after_reply = harness.after_reply, None
+        if run_next is not None:  # a timing batch: its calls are handed over one by one, after this reply
+            run_next()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -312,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--memory-mb", type=int, default=0)
     args = parser.parse_args(argv)
+    seccomp.apply()  # before torch and the candidate: the filter binds every thread and child after it
     _limit_memory(args.memory_mb, args.device)
     import torch
 

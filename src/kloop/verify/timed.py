@@ -1,14 +1,19 @@
-"""Timing on the supervisor's clock: rounds of randomly ordered batches on fresh inputs.
+"""Timing on clocks outside the candidate's process: rounds of randomly ordered batches, calls handed over one by one.
 
 For every listed workload that passed correctness, each round draws new, independent inputs for
 every call of a batch (the definition's own generator, a new seed per call: nothing derived from
 one staged tensor) and times one batch in every box (candidate, baseline, and the current best
-when the loop asks for a direct comparison) in an order drawn for that round. The clock that
-decides is the supervisor's own, from sending a batch to reading its reply; inputs arrive and all
-outputs leave inside that window, so no work can move before or after it. The harness's own cost
-per batch was measured with no-op batches before the candidate was imported (`calibrate`) and is
-subtracted the same way for every box. Outputs of calls picked afterwards with secret randomness
-are re-checked against the reference; the sandbox's own per-call times are only cross-checked.
+when the loop asks for a direct comparison) in an order drawn for that round. Inside a batch the
+supervisor hands the calls over one at a time through memory it owns (`kloop.verify.handoff`):
+call i's inputs exist in the sandbox only from its `go`, and its outputs are taken at its `done`.
+
+One definition of a call's cost, used for every figure (verdict, trace, status, report): the
+box's CPU time over the batch (its cgroup, read by the supervisor) divided by the calls, the one
+hand-off per call included; on a GPU, or without a cpuacct group, the supervisor's go-to-done wall
+time instead. Latency is its trimmed geometric mean over rounds; speedup = baseline latency /
+candidate latency, with an interval from the paired rounds (`kloop.verify.stats`). The hand-off's
+own cost (no-op calls in the baseline's box) is reported beside it; where it is more than
+`HARNESS_BOUND` of a call's cost the workload is "harness-bound" and gets no number.
 """
 
 from __future__ import annotations
@@ -23,28 +28,38 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kloop.task.schema import Workload
+from kloop.verify.batches import BoxSlots, Take, box_cpu_ns, layout_for
 from kloop.verify.checks import CheckBook
+from kloop.verify.handoff import Layout, pack_calls, slot_tensor
 from kloop.verify.process import SandboxProcess
 from kloop.verify.result import Comparison, Summary, VerifyStatus, WorkloadResult
 from kloop.verify.stats import (
+    INTERVAL_METHOD,
     LogRatio,
     Overhead,
-    batch_latency_ns,
     between_boxes,
-    fit_overhead,
     geomean,
     latency_ci_ms,
+    paired_ratio,
+    trimmed_geomean,
 )
-from kloop.verify.stats import paired_log_ratio as paired
 from kloop.verify.workload import POISONS, WorkloadJudge, derive_seed
 
-TARGET_BATCH_S = 0.01  # short batches, many rounds: the boxes of a round run close together in time
-MAX_ITERATIONS = 256  # tiny calls: the harness costs more than they do, so bound the batch by count
+TARGET_BATCH_S = 0.002  # short batches, many rounds: the boxes of a round run close together in time
+MAX_ITERATIONS = 32  # every call is one hand-off (two context switches): bound the batch by count; the
+# settled cgroup CPU time is exact to the nanosecond, so a short batch still resolves its calls
 BATCH_BYTES = 24 << 20  # inputs plus outputs of one batch travel inside its window: bound them
 RECHECK_BYTES = 4 << 20  # small outputs are cheap to re-check: re-check up to this many bytes of them
 RECHECK_MAX = 64  # ... but never more than this many calls per workload
 CALIBRATION_REPEATS = 3
 CANDIDATE = "candidate"
+HARNESS_BOUND = 0.25
+"""Above this share of a call's cost the hand-off, not the kernel, is what gets timed: no number."""
+OFF_CPU_FACTOR = 1.5
+OFF_CPU_MIN_NS = 50_000
+"""A candidate is flagged when it sleeps over 50 us per call more than the baseline, and more than
+half its own CPU time (its wall/CPU then exceeds 1.5x what load explains): sleeping, waiting on
+I/O, a lock or a device, none of which the CPU-time clock sees."""
 
 
 @dataclass(frozen=True)
@@ -62,10 +77,14 @@ class TimingPlan:
 
 @dataclass
 class WorkloadTiming:
-    """Per-round per-call costs of one workload, per box label: net of the harness's cost, and whole."""
+    """Per-round per-call cost (on the decisive clock) and wall time of one workload, per box label."""
 
-    rounds_ns: dict[str, list[float]] = field(default_factory=dict)
-    gross_ns: dict[str, list[float]] = field(default_factory=dict)
+    cost_ns: dict[str, list[float]] = field(default_factory=dict)
+    wall_ns: dict[str, list[float]] = field(default_factory=dict)
+    asleep_ns: dict[str, list[float]] = field(default_factory=dict)
+    harness_ns: float = 0.0
+    """The hand-off's own cost per call: no-op calls in the baseline's box (or, without one, in the
+    candidate's box before its code was imported)."""
 
 
 @dataclass
@@ -122,12 +141,6 @@ def fresh_calls(judge: WorkloadJudge, workload: Workload, label: str, count: int
     return calls
 
 
-def box_cpu_ns(box: SandboxProcess, settled: bool = False) -> int | None:
-    """CPU time of everything in the box (its cgroup, read by the kernel's accounting), or None."""
-    containment = getattr(box, "containment", None)
-    return containment.cpu_time_ns(settled) if containment is not None else None
-
-
 def clock_kind(boxes: list[SandboxProcess], device: str) -> str:
     """`cpu-time` when every box's cgroup reports CPU time and the work runs on the CPU, else `wall`.
 
@@ -139,50 +152,32 @@ def clock_kind(boxes: list[SandboxProcess], device: str) -> str:
     return "wall"
 
 
-def send_batch(box: SandboxProcess, judge: WorkloadJudge, axes: dict[str, int], calls: list[dict[str, Any]],
-               timeout_s: float, noop: bool = False, per_call_ns: int = 1_000) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:  # fmt: skip
-    """One batch: ({clock kind: ns from send to reply}, reply, output tensors), read on the supervisor's side."""
-    import torch
-
-    order = list(calls[0])
-    scalars = {k: v for k, v in calls[0].items() if not isinstance(v, torch.Tensor)}
-    tensors = {k: torch.stack([c[k] for c in calls]) for k, v in calls[0].items() if isinstance(v, torch.Tensor)}
-    header = {"iterations": len(calls), "order": order, "scalars": scalars, "outputs": judge.output_specs(axes),
-              "poison": POISONS[0], "noop": noop}  # fmt: skip
-    per_call_s = max(per_call_ns, 1_000) / 1e9
-    cpu0 = box_cpu_ns(box, settled=True)
-    start = time.perf_counter_ns()
-    reply, outs = box.request("time", header, tensors, timeout_s=timeout_s + 10 * per_call_s * len(calls))
-    took = {"wall": time.perf_counter_ns() - start}
-    cpu1 = box_cpu_ns(box, settled=True)
-    if cpu0 is not None and cpu1 is not None:
-        took["cpu-time"] = cpu1 - cpu0
-    return took, reply, outs
-
-
 def calibrate(box: SandboxProcess, judge: WorkloadJudge, workloads: list[Workload],
               timeout_s: float) -> dict[str, dict[str, Overhead]]:  # fmt: skip
-    """The harness's own cost per batch, per workload: no-op batches before any candidate code loads.
+    """The hand-off's own cost per call, per workload: no-op batches before any candidate code loads.
 
-    Fixed now, it cannot be inflated by the candidate later (a larger subtraction would be a gift).
-    Two batch sizes give a fixed part (request, reply) and a per-call part (inputs in, outputs out).
+    Used only when there is no baseline box to measure it in; fixed now, the candidate cannot move it.
     """
     from kloop.task.shapes import resolve_axes
 
     out: dict[str, dict[str, Overhead]] = {}
     for workload in workloads:
         axes = resolve_axes(judge.definition, workload)
-        small_calls = fresh_calls(judge, workload, "calibrate", 1)
-        large = max_batch(judge, axes, small_calls[0])
-        calls = fresh_calls(judge, workload, "calibrate", large)
-        judge.stage(box, calls[0], axes, timeout_s)
-        send_batch(box, judge, axes, calls[:1], timeout_s, noop=True)  # first-call costs land here, unused
-        small_w, large_w = [], []
-        for _ in range(CALIBRATION_REPEATS):
-            small_w.append(send_batch(box, judge, axes, calls[:1], timeout_s, noop=True)[0])
-            large_w.append(send_batch(box, judge, axes, calls, timeout_s, noop=True)[0])
-        out[workload.uuid] = {kind: fit_overhead((1, [w[kind] for w in small_w]), (large, [w[kind] for w in large_w]))
-                              for kind in small_w[0]}  # fmt: skip
+        first = fresh_calls(judge, workload, "calibrate", 1)
+        count = max_batch(judge, axes, first[0])
+        specs = judge.output_specs(axes)
+        layout = layout_for(first[0], specs, count)
+        packed = pack_calls(layout, fresh_calls(judge, workload, "calibrate", count), POISONS[0])
+        slots = BoxSlots(box, layout, first[0], specs, timeout_s)
+        try:
+            slots.run(packed, count, True, timeout_s)  # first-call costs land here, unused
+            takes = [slots.run(packed, count, True, timeout_s) for _ in range(CALIBRATION_REPEATS)]
+        finally:
+            slots.close()
+        per = {"wall": statistics.median(t.wall_ns / count for t in takes)}
+        if all(t.cpu_ns is not None for t in takes):
+            per["cpu-time"] = statistics.median(t.cpu_ns / count for t in takes)  # type: ignore[operator]
+        out[workload.uuid] = {kind: Overhead(0.0, value) for kind, value in per.items()}
     return out
 
 
@@ -197,7 +192,7 @@ class Picked:
 
 
 class TimingSession:
-    """Times the listed workloads; records timed_outputs, wall_clock and physics_floor in `book`."""
+    """Times the listed workloads; records timed_outputs, wall_clock, physics_floor and off_cpu in `book`."""
 
     def __init__(self, judge: WorkloadJudge, book: CheckBook, boxes: dict[str, SandboxProcess], plan: TimingPlan,
                  overhead: dict[str, dict[str, Overhead]]) -> None:  # fmt: skip
@@ -209,6 +204,7 @@ class TimingSession:
         self.rng = secrets.SystemRandom()
         self.failed: set[str] = set()
         self.per_call_ns = 1_000
+        self.axes: dict[str, int] = {}
 
     def run(self, listed: list[Workload], results: list[WorkloadResult]) -> TimingOutcome:
         others = [label for label in self.boxes if label != CANDIDATE]
@@ -229,8 +225,12 @@ class TimingSession:
         timed = [r for r in results if r.uuid in self.per_workload]
         for label in others:
             parts = [self.per_workload[r.uuid][label] for r in timed if label in self.per_workload[r.uuid]]
-            if timed and len(parts) == len(timed) and label not in self.failed:
+            if parts and label not in self.failed:
                 self.outcome.vs[label] = between_boxes(geomean(parts))  # one pair of boxes for all workloads
+        bound = [r for r in results if r.harness_bound]
+        if bound:
+            self.outcome.note = (f"{len(bound)} workload(s) harness-bound (the hand-off is over "
+                                 f"{HARNESS_BOUND:.0%} of a call's cost): left out of the geometric mean")  # fmt: skip
         if not others:
             self.outcome.note = "no baseline timed; no speedup"
         return self.outcome
@@ -238,50 +238,72 @@ class TimingSession:
     # -- one workload ------------------------------------------------------------------------------
     def _time_workload(self, workload: Workload, result: WorkloadResult) -> None:
         inputs, axes = self.judge.inputs_for(workload)
+        self.axes = axes
         where = self.judge.label(workload, axes)
         count = batch_size(self.judge, self.plan, workload.uuid, axes, inputs)
         self.per_call_ns = self.judge.call_ns.get(workload.uuid, 1_000)
-        overhead = self.overhead.get(workload.uuid, {}).get(self.clock, Overhead(0.0, 0.0))
-        timing = WorkloadTiming(rounds_ns={label: [] for label in self.boxes}, gross_ns={label: [] for label in self.boxes})
-        if self.plan.warmup:
-            warm = fresh_calls(self.judge, workload, "warmup", self.plan.warmup)
+        specs = self.judge.output_specs(axes)
+        layout = layout_for(inputs, specs, max(count, self.plan.warmup))
+        slots: dict[str, BoxSlots] = {}
+        try:
             for label in self._order():
-                self._batch(label, axes, warm, where)
-        cost = self._harness_cost(workload, axes, count, overhead.of(count))
-        picks_left = recheck_count(self.plan.recheck, sum(_nbytes(s) for s in self.judge.output_specs(axes)))
+                slots[label] = BoxSlots(self.boxes[label], layout, inputs, specs, self.plan.timeout_s)
+            timing = self._rounds(workload, slots, layout, count, where)
+        finally:
+            for s in slots.values():
+                s.close()
+        self._record(workload, result, timing, axes, where)
+
+    def _rounds(self, workload: Workload, slots: dict[str, BoxSlots], layout: Layout, count: int,
+                where: str) -> WorkloadTiming:  # fmt: skip
+        timing = WorkloadTiming(cost_ns={label: [] for label in slots}, wall_ns={label: [] for label in slots},
+                                asleep_ns={label: [] for label in slots})  # fmt: skip
+        if self.plan.warmup:
+            warm = self._pack(layout, workload, "warmup", self.plan.warmup)
+            for label in self._order():
+                self._batch(label, slots[label], warm, self.plan.warmup, where)
+        timing.harness_ns = self._harness_cost(workload, slots, layout, count, where)
+        picks_left = recheck_count(self.plan.recheck, sum(_nbytes(s) for s in self.judge.output_specs(self.axes)))
         picked: list[Picked] = []
         for r in range(self.plan.rounds):
             calls = fresh_calls(self.judge, workload, f"round{r}", count)
+            packed = pack_calls(layout, calls, POISONS[0])
             for label in self._order():
-                took, reply, outs = self._batch(label, axes, calls, where)
-                timing.rounds_ns[label].append(batch_latency_ns(took[self.clock], cost, count))
-                timing.gross_ns[label].append(took[self.clock] / count)
+                take = self._batch(label, slots[label], packed, count, where)
+                timing.cost_ns[label].append(self._cost(take) / count)
+                timing.wall_ns[label].append(take.wall_ns / count)
+                if take.asleep_ns is not None:
+                    timing.asleep_ns[label].append(take.asleep_ns / count)
                 if label == CANDIDATE:
-                    self._cross_check(sum(reply["times_ns"]), took["wall"], where)
+                    self._cross_check(take, where)
+                    self._check_inputs(take, packed, layout, where, r)
                     want = math.ceil(picks_left / (self.plan.rounds - r))
                     picks_left -= want
-                    picked += self._pick(calls, outs, reply, axes, where, want, r)
-        self._recheck(picked, axes, where)  # after the rounds: no box's batch follows the supervisor's reference work
-        self._record(workload, result, timing, axes, where, count)
+                    picked += self._pick(calls, take, layout, where, want, r)
+        self._recheck(picked, where)  # after the rounds: no box's batch follows the supervisor's reference work
+        return timing
 
-    def _harness_cost(self, workload: Workload, axes: dict[str, int], count: int, fallback: float) -> float:
-        """The harness's own cost of a batch (net latency only; speedups use whole batches): the median
-        of no-op batches in the baseline's box, where the candidate's code never runs.
+    def _cost(self, take: Take) -> float:
+        return float(take.cpu_ns if self.clock == "cpu-time" and take.cpu_ns is not None else take.wall_ns)
 
-        Every box runs the same no-op batches, in a drawn order: extra batches in one box only warm
-        that box up (an A/A run of a tiny workload read 0.93x until the candidate's box got them too).
-        """
-        if "baseline" not in self.boxes:
-            return fallback
-        calls = fresh_calls(self.judge, workload, "harness", count)
-        walls: list[int] = []
-        for _ in range(3):
+    def _pack(self, layout: Layout, workload: Workload, label: str, count: int) -> bytearray:
+        return pack_calls(layout, fresh_calls(self.judge, workload, label, count), POISONS[0])
+
+    def _harness_cost(self, workload: Workload, slots: dict[str, BoxSlots], layout: Layout, count: int,
+                      where: str) -> float:  # fmt: skip
+        """The hand-off's own cost per call: the median of no-op batches in the baseline's box, where
+        the candidate's code never runs. Every box runs the same no-op batches, in a drawn order, so
+        no box is warmed up more than another."""
+        if "baseline" not in slots:
+            return self.overhead.get(workload.uuid, {}).get(self.clock, Overhead(0.0, 0.0)).per_call_ns
+        packed = self._pack(layout, workload, "harness", count)
+        costs: list[float] = []
+        for _ in range(CALIBRATION_REPEATS):
             for label in self._order():
-                took = send_batch(self.boxes[label], self.judge, axes, calls, self.plan.timeout_s, noop=True,
-                                  per_call_ns=self.per_call_ns)[0]  # fmt: skip
+                take = self._batch(label, slots[label], packed, count, where, noop=True)
                 if label == "baseline":
-                    walls.append(took[self.clock])
-        return float(statistics.median(walls))
+                    costs.append(self._cost(take) / count)
+        return float(statistics.median(costs))
 
     def _order(self) -> list[str]:
         """This round's order of boxes, drawn with the supervisor's secret randomness."""
@@ -289,96 +311,133 @@ class TimingSession:
         self.rng.shuffle(order)
         return order
 
-    def _batch(self, label: str, axes: dict[str, int], calls: list[dict[str, Any]],
-               where: str) -> tuple[dict[str, int], dict[str, Any], dict[str, Any]]:  # fmt: skip
-        box = self.boxes[label]
-        took, reply, outs = send_batch(box, self.judge, axes, calls, self.plan.timeout_s, per_call_ns=self.per_call_ns)
+    def _batch(self, label: str, slots: BoxSlots, packed: bytearray, count: int, where: str,
+               noop: bool = False) -> Take:  # fmt: skip
+        take = slots.run(packed, count, noop, self.plan.timeout_s + 10 * max(self.per_call_ns, 1_000) / 1e9)
+        reply = take.report
         at = f"{where}: {label} timing batch"
         if label != CANDIDATE and not reply.get("ok"):  # not the candidate's fault, but no comparison with it
             self.failed.add(label)
             self.outcome.note = f"{at} failed: {str(reply.get('error'))[:300]}; no speedup over the {label}"
             raise _Stop
         if not reply.get("ok"):
-            self.book.failed("runtime", f"{at}: {str(reply.get('error'))[:500]}")
+            check = "runtime" if reply.get("kind") == "runtime" else "protocol"
+            self.book.failed(check, f"{at}: {str(reply.get('error'))[:500]}")
             raise _Stop
         times = reply.get("times_ns")
-        if not isinstance(times, list) or len(times) != len(calls) or not all(isinstance(t, int) and t >= 0 for t in times):
-            self.book.failed("protocol", f"{at}: malformed timing reply")
+        if not isinstance(times, list) or len(times) != count or not all(isinstance(t, int) and t >= 0 for t in times):
+            self.book.failed("protocol", f"{at}: malformed timing report")
             raise _Stop
         if label == CANDIDATE:
             statuses: list[VerifyStatus] = []
             self.judge.check_sandbox(reply, at, statuses)
             if statuses:
                 raise _Stop
-        return took, reply, outs
+            bad = reply.get("bad")
+            if bad:
+                self.book.failed("timed_outputs", f"{at}: calls {list(bad)[:3]} returned outputs of the wrong type, "
+                                                  "shape or dtype")  # fmt: skip
+                raise _Stop
+        return take
 
-    def _pick(self, calls: list[dict[str, Any]], outs: dict[str, Any], reply: dict[str, Any], axes: dict[str, int],
-              where: str, want: int, round_index: int) -> list[Picked]:  # fmt: skip
-        """Every call's outputs came back stacked; keep those of calls picked now, with secret randomness.
-
-        They are compared with the reference only after the last round (`_recheck`): computed here,
-        the float64 reference ran between the candidate's batch and the next box's, and that box
-        alone started on caches the supervisor had just used.
-        """
+    def _check_inputs(self, take: Take, packed: bytearray, layout: Layout, where: str, round_index: int) -> None:
+        """Each timed call's inputs as the supervisor read them at its `done`, against what it wrote."""
         import torch
 
-        specs = self.judge.output_specs(axes)
-        for j, spec in enumerate(specs):
-            slab = outs.get(f"out{j}")
-            if type(slab) is not torch.Tensor or list(slab.shape) != [len(calls), *spec["shape"]] \
-                    or str(slab.dtype).removeprefix("torch.") != spec["dtype"]:  # fmt: skip
-                self.book.failed("timed_outputs", f"{where}: timing round {round_index}: output {spec['name']} "
-                                                  "did not come back for every call")  # fmt: skip
-                raise _Stop
-        bad = reply.get("bad")
-        if bad:
-            self.book.failed("timed_outputs", f"{where}: timing round {round_index}: calls {list(bad)[:3]} returned "
-                                              "outputs of the wrong type, shape or dtype")  # fmt: skip
-            raise _Stop
-        # clones: a view would keep the round's whole output slab alive until the last round
-        return [Picked(round_index, i, calls[i], [outs[f"out{j}"][i].clone() for j in range(len(specs))])
-                for i in self.rng.sample(range(len(calls)), min(want, len(calls)))]  # fmt: skip
+        n, slot, head = take.count, layout.slot_bytes, layout.input_bytes
+        seen = torch.frombuffer(take.after, dtype=torch.uint8).view(n, slot)[:, :head]
+        sent = torch.frombuffer(packed, dtype=torch.uint8)[: n * slot].view(n, slot)[:, :head]
+        if torch.equal(seen, sent):
+            self.book.passed("inputs_unmodified", "timed calls too (read by the supervisor at each call's end)")
+            return
+        call = int((seen != sent).any(dim=1).nonzero()[0, 0])
+        self.book.failed("inputs_unmodified", f"{where}: timed call {call} of round {round_index} changed its inputs")
+        raise _Stop
 
-    def _recheck(self, picked: list[Picked], axes: dict[str, int], where: str) -> None:
+    def _pick(self, calls: list[dict[str, Any]], take: Take, layout: Layout, where: str, want: int,
+              round_index: int) -> list[Picked]:  # fmt: skip
+        """Keep the outputs of calls picked now, with secret randomness, as the supervisor read them at `done`.
+
+        They are compared with the reference only after the last round (`_recheck`): computed here,
+        the float64 reference would run between the candidate's batch and the next box's.
+        """
+        names = [f.name for f in layout.fields if f.output]
+        return [Picked(round_index, i, calls[i], [slot_tensor(take.after, layout, i, n, True) for n in names])
+                for i in self.rng.sample(range(take.count), min(want, take.count))]  # fmt: skip
+
+    def _recheck(self, picked: list[Picked], where: str) -> None:
         """The picked calls' outputs against the reference on the same inputs."""
         for pick in picked:
-            ref = self.judge.reference_outputs(pick.inputs, axes, where)
+            ref = self.judge.reference_outputs(pick.inputs, self.axes, where)
             ok, detail = self.judge.compare_outputs(pick.outputs, ref)
             if not ok:
                 self.book.failed("timed_outputs", f"{where}: call {pick.call} of timing round {pick.round}: {detail}")
                 raise _Stop
 
-    def _cross_check(self, claimed_ns: int, wall_ns: int, where: str) -> None:
-        """The sandbox's own times are not the decisive clock; more time than its window held is a lie."""
-        if claimed_ns > wall_ns + 1_000_000:
-            self.book.failed("wall_clock", f"{where}: sandbox reports {claimed_ns / 1e6:.2f} ms in a batch that took "
-                                           f"{wall_ns / 1e6:.2f} ms")  # fmt: skip
+    def _cross_check(self, take: Take, where: str) -> None:
+        """The sandbox's own times are not the decisive clock; more time than its calls held is a lie."""
+        claimed = sum(take.report["times_ns"])
+        if claimed > take.wall_ns + 1_000_000:
+            self.book.failed("wall_clock", f"{where}: sandbox reports {claimed / 1e6:.2f} ms in calls that took "
+                                           f"{take.wall_ns / 1e6:.2f} ms")  # fmt: skip
             raise _Stop
         self.book.passed("wall_clock", f"latency on the supervisor's side ({self.clock}); the sandbox's own times fit")
 
     def _record(self, workload: Workload, result: WorkloadResult, timing: WorkloadTiming, axes: dict[str, int],
-                where: str, count: int) -> None:  # fmt: skip
-        mine = timing.rounds_ns[CANDIDATE]
-        result.latency_ms, result.latency_ci_ms = latency_ci_ms(mine)
-        # Speedups are ratios of whole batch costs, the harness's share in both: subtracting a noisy
-        # harness cost from calls cheaper than it would blow the ratio's spread up; this way a gain is
-        # understated for such calls, never overstated, and the replicates stay tight.
-        ratios = {label: paired(theirs, timing.gross_ns[CANDIDATE]) for label, theirs in timing.gross_ns.items()
-                  if label != CANDIDATE}  # fmt: skip
+                where: str) -> None:  # fmt: skip
+        """Every per-workload figure from one definition: per-call cost on the decisive clock."""
+        mine = timing.cost_ns[CANDIDATE]
+        ratios = {label: paired_ratio(theirs, mine) for label, theirs in timing.cost_ns.items() if label != CANDIDATE}
+        latency, ci = latency_ci_ms(mine)
+        result.wall_ms = trimmed_geomean(timing.wall_ns[CANDIDATE]) / 1e6
+        result.harness_ms = timing.harness_ns / 1e6
+        costs = [latency] + ([latency_ci_ms(timing.cost_ns["baseline"])[0]] if "baseline" in ratios else [])
+        share = timing.harness_ns / 1e6 / max(min(costs), 1e-9)
+        self.book.passed("timed_outputs", f"{len(mine)} rounds of calls handed over one by one, each on its own "
+                                          "fresh inputs; calls picked afterwards re-checked")  # fmt: skip
+        self._check_physics(latency, axes, where)
+        self._check_off_cpu(timing, where)
+        result.status = VerifyStatus.PASSED if self.book.ok("timed_outputs") else VerifyStatus.REJECTED
         if "baseline" in ratios:
-            result.baseline_latency_ms = latency_ci_ms(timing.rounds_ns["baseline"])[0]
-            result.speedup, result.speedup_ci = ratios["baseline"].speedup, between_boxes(ratios["baseline"]).ci()
+            result.baseline_wall_ms = trimmed_geomean(timing.wall_ns["baseline"]) / 1e6
+        if share > HARNESS_BOUND:
+            result.harness_bound = True
+            result.timing_note = (f"harness-bound: the hand-off costs {timing.harness_ns / 1e3:.1f} us of a "
+                                  f"{min(costs) * 1e3:.1f} us call ({share:.0%}); no latency or speedup reported")  # fmt: skip
+            return
+        result.latency_ms, result.latency_ci_ms = latency, ci
+        if "baseline" in ratios:  # through the paired rounds: speedup = baseline latency / latency exactly
+            base = between_boxes(ratios["baseline"])
+            result.speedup, result.speedup_ci = base.speedup, base.ci()
+            result.baseline_latency_ms = latency * base.speedup
         if "incumbent" in ratios:
             inc = between_boxes(ratios["incumbent"])
             result.incumbent_speedup, result.incumbent_speedup_ci = inc.speedup, inc.ci()
         self.per_workload[workload.uuid] = ratios
-        self.book.passed("timed_outputs", f"{len(mine) * count} timed calls, each on its own fresh inputs; "
-                                          "calls picked afterwards re-checked")
-        self._check_physics(latency_ci_ms(timing.gross_ns[CANDIDATE])[0], axes, where)
-        result.status = VerifyStatus.PASSED if self.book.ok("timed_outputs") else VerifyStatus.REJECTED
+
+    def _check_off_cpu(self, timing: WorkloadTiming, where: str) -> None:
+        """Wall time beside CPU time: a candidate that sleeps per call much more than the baseline is flagged.
+
+        Off-CPU time is split with the threads' schedstat: waiting for a CPU is load (both boxes
+        see it), the rest of a call's wall time that is not CPU time is sleep, I/O, a lock or a device.
+        """
+        c_sleep, b_sleep = timing.asleep_ns.get(CANDIDATE), timing.asleep_ns.get("baseline")
+        if self.clock != "cpu-time" or not c_sleep or not b_sleep:
+            self.book.skip("off_cpu", "needs the CPU-time clock, schedstat and a baseline timed beside the candidate")
+            return
+        c_cpu, c_wall = trimmed_geomean(timing.cost_ns[CANDIDATE]), trimmed_geomean(timing.wall_ns[CANDIDATE])
+        b_cpu, b_wall = trimmed_geomean(timing.cost_ns["baseline"]), trimmed_geomean(timing.wall_ns["baseline"])
+        extra = statistics.median(c_sleep) - statistics.median(b_sleep)
+        ratios = f"wall/CPU {c_wall / max(c_cpu, 1.0):.2f} against the baseline's {b_wall / max(b_cpu, 1.0):.2f}"
+        if extra > OFF_CPU_MIN_NS and extra > (OFF_CPU_FACTOR - 1) * c_cpu:
+            self.book.failed("off_cpu", f"{where}: {ratios}: the candidate sleeps {extra / 1e6:.3f} ms per call more "
+                             "than the baseline (sleep, I/O, a lock or a device, not waiting for a CPU); the CPU-time "
+                             "clock does not see that time, so its latency would understate what a caller waits")  # fmt: skip
+        else:
+            self.book.passed("off_cpu", f"{ratios}; asleep {max(extra, 0) / 1e3:.1f} us per call more than the baseline")
 
     def _check_physics(self, gross_ms: float, axes: dict[str, int], where: str) -> None:
-        """On the whole per-call cost: a noisy subtraction must never make an honest call look impossible."""
+        """On the whole per-call cost (the hand-off included): never makes an honest call look impossible."""
         floor_ms, why = physics_floor_ms(self.judge.definition, axes, self.plan.device)
         if floor_ms is None:
             self.book.skip("physics_floor", why)
@@ -428,6 +487,7 @@ def summarize(results: list[WorkloadResult], note: str | None, outcome: TimingOu
     if outcome is None:
         return summary
     summary.clock = outcome.clock
+    summary.interval = INTERVAL_METHOD
     if "baseline" in outcome.vs:
         base = outcome.vs["baseline"]
         summary.speedup_geomean, summary.speedup_ci = base.speedup, base.ci()

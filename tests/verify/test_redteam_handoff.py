@@ -1,0 +1,90 @@
+"""Issue 29 item 2 and issue 26 item 3: timed calls are handed over one by one, measured outside.
+
+Each attack prints a `KLOOP-ATTACK` line into its sandbox's log when its trick ran; every test
+asserts that line, so no hold is vacuous. Their honest paths are 6x slower than the baseline (or
+sleep), so any speedup could only come from the trick.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kloop.task.load import load_task
+from kloop.verify import VerifyResult, VerifyStatus, verify
+from tests.verify.test_redteam import TASK, redteam_options
+
+TIMING = Path(__file__).parent / "redteam" / "timing"
+
+
+def _verify(attack: str, tmp_path: Path) -> tuple[VerifyResult, str]:
+    options = redteam_options(tmp_path, timing=True).model_copy(update={"prestart": False})
+    result = verify(load_task(TASK), TIMING / attack, options)
+    log = (tmp_path / "logs" / "candidate.log").read_text(errors="replace")
+    return result, log
+
+
+def _no_speedup(result: VerifyResult) -> None:
+    if result.passed:
+        assert result.summary.speedup_ci is not None, result.summary
+        assert result.summary.speedup_ci[1] < 1.0, result.summary  # the 6x slower honest path shows
+    else:
+        assert result.summary.speedup_geomean is None, result.summary
+
+
+def test_fusing_a_batch_finds_only_the_call_at_hand(tmp_path: Path) -> None:
+    result, log = _verify("attack_fuse_batch", tmp_path)
+    lines = [line for line in log.splitlines() if line.startswith("KLOOP-ATTACK fuse: saw")]
+    assert lines, log[-2000:]  # the trick ran: it found the harness's slots
+    assert all("cache hits 0" in line for line in lines), lines  # nothing it fused was ever the next call
+    assert "KLOOP-ATTACK fuse: cache hits" not in log, log[-2000:]
+    _no_speedup(result)
+
+
+def test_replacing_the_batch_loop_earns_nothing(tmp_path: Path) -> None:
+    result, log = _verify("attack_replace_batch_handler", tmp_path)
+    assert "KLOOP-ATTACK handler: replaced batch loop ran" in log, log[-2000:]
+    _no_speedup(result)
+    assert result.status is VerifyStatus.REJECTED, result.reasons  # outputs read at `done` were not written yet
+    assert "timed_outputs" in result.failed_checks(), result.reasons
+
+
+def test_inflating_the_no_op_batches_earns_nothing(tmp_path: Path) -> None:
+    result, log = _verify("attack_calibration_inflate", tmp_path)
+    assert "KLOOP-ATTACK calibration: burned" in log, log[-2000:]
+    _no_speedup(result)
+
+
+def test_clobbering_inputs_only_in_timed_calls_is_caught(tmp_path: Path) -> None:
+    result, log = _verify("attack_clobber_timed_inputs", tmp_path)
+    assert "KLOOP-ATTACK clobber: zeroed the input of a timed call" in log, log[-2000:]
+    assert result.status is VerifyStatus.REJECTED, result.reasons
+    assert "inputs_unmodified" in result.failed_checks(), result.reasons
+
+
+def test_a_sleeping_candidate_is_flagged(tmp_path: Path) -> None:
+    result, _ = _verify("attack_sleep", tmp_path)
+    assert result.status is VerifyStatus.REJECTED, result.reasons
+    assert "off_cpu" in result.failed_checks(), result.reasons
+    check = result.check("off_cpu")
+    assert check is not None and "sleeps" in check.detail and "understate" in check.detail, check
+
+
+def test_latency_and_speedup_agree_in_the_verdict(tmp_path: Path) -> None:
+    from kloop.task.load import write_solution_dir
+
+    task = load_task(TASK)
+    write_solution_dir(task.baseline_or_reference(), tmp_path / "same")
+    options = redteam_options(tmp_path, timing=True)
+    result = verify(task, tmp_path / "same", options)
+    assert result.passed, result.reasons
+    timed = [w for w in result.workloads if not w.heldout and (w.latency_ms is not None or w.harness_bound)]
+    assert timed, result.workloads
+    for w in timed:
+        assert w.wall_ms is not None and w.harness_ms is not None
+        if w.harness_bound:
+            assert w.latency_ms is None and w.speedup is None and w.timing_note, w
+            continue
+        assert w.speedup is not None and w.baseline_latency_ms is not None and w.latency_ms is not None
+        assert abs(w.speedup - w.baseline_latency_ms / w.latency_ms) < 1e-9 * w.speedup, w
+        assert w.speedup_ci is not None and w.speedup_ci[0] <= w.speedup <= w.speedup_ci[1], w
+    assert result.summary.interval and "trimmed mean" in result.summary.interval
