@@ -47,7 +47,7 @@ def run(q, k, v, state, A_log, a, dt_bias, b, cu_seqlens, scale, output, new_sta
     num_seqs = cu_seqlens.shape[0] - 1
     if scale is None or scale == 0.0:
         scale = 1.0 / math.sqrt(K)
-    output.zero_()  # tokens outside every sequence (none when cu_seqlens[-1] == total) stay 0, as in the reference
+    output.zero_()  # tokens outside every sequence (none when cu_seqlens[-1] == total) stay 0, as the definition says
     BV = 32 if q.is_cuda else V  # the CPU interpreter runs programs one by one: fewer, wider ones
     _gdn_prefill[(num_seqs, HV, V // BV)](q.contiguous(), k.contiguous(), v.contiguous(), state.contiguous(),
                                           A_log, a.contiguous(), dt_bias, b.contiguous(), cu_seqlens, output,

@@ -1,5 +1,5 @@
 """Naive Triton FP8 block-scale MoE with DeepSeek-V3 routing. Routing runs in torch (as the
-reference); the experts run as two Triton kernels over (token, expert slot) pairs: GEMM1 + SwiGLU
+definition does); the experts run as two Triton kernels over (token, expert slot) pairs: GEMM1 + SwiGLU
 per 128-wide intermediate block, then GEMM2 per 128-wide hidden block, each applying the FP8
 block scales per 128x128 weight block and per (token, 128-block) activation block. No grouping of
 tokens by expert, no tensor cores: every pair re-reads its expert's weights."""
@@ -12,7 +12,7 @@ BLOCK = 128
 
 
 def _route(routing_logits, routing_bias, top_k, n_group, topk_group, routed_scaling_factor):
-    """DeepSeek-V3 routing exactly as the reference: sigmoid scores, biased group top-2 sums, the best
+    """DeepSeek-V3 routing exactly as the definition computes it: sigmoid scores, biased group top-2 sums, the best
     topk_group groups, then the top_k experts of those; weights from the unbiased scores."""
     t, e = routing_logits.shape
     s = 1.0 / (1.0 + torch.exp(-routing_logits.to(torch.float32)))

@@ -1,4 +1,4 @@
-"""Honest rewrite: the reference's per-token loop batched: one gather of the selected slots, masked
+"""Honest rewrite: the definition's per-token loop batched: one gather of the selected slots, masked
 logits, logsumexp and softmax over the slot axis, one batched matmul for the output."""
 
 import math

@@ -1,4 +1,4 @@
-"""Honest rewrite: the reference's per-sequence loop batched (one gather of every sequence's pages,
+"""Honest rewrite: the definition's per-sequence loop batched (one gather of every sequence's pages,
 one einsum over heads, one batched top-k)."""
 
 import torch

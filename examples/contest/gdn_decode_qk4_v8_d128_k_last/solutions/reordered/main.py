@@ -1,5 +1,5 @@
 """Honest rewrite with another summation order: dot products over K summed in two halves, and the
-update written as g*S + beta * (v - k.gS) k^T (algebraically the reference's remove-then-add)."""
+update written as g*S + beta * (v - k.gS) k^T (algebraically the definition's remove-then-add)."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Honest rewrite: the reference's per-(batch, head) Python loops as batched tensor ops."""
+"""Honest rewrite: the definition's per-(batch, head) Python loops as batched tensor ops."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Honest rewrite: routing as the reference; experts over the (token, slot) pairs that chose a
+"""Honest rewrite: routing as the definition computes it; experts over the (token, slot) pairs that chose a
 local expert, one expert at a time, with the FP8 block scales broadcast over 128x128 views instead
 of materialized repeat_interleave copies, and only the experts that are used dequantized."""
 
@@ -8,7 +8,7 @@ BLOCK = 128
 
 
 def _route(routing_logits, routing_bias, top_k, n_group, topk_group, routed_scaling_factor):
-    """DeepSeek-V3 routing exactly as the reference: sigmoid scores, biased group top-2 sums, the best
+    """DeepSeek-V3 routing exactly as the definition computes it: sigmoid scores, biased group top-2 sums, the best
     topk_group groups, then the top_k experts of those; weights from the unbiased scores."""
     t, e = routing_logits.shape
     s = 1.0 / (1.0 + torch.exp(-routing_logits.to(torch.float32)))
