@@ -58,6 +58,11 @@ def _import_if_present(module_name: str) -> ModuleType | None:
 def _register(argv: list[str] | None = None) -> None:
     """Attach every capability's commands; for `kloop GROUP ...` only that group's (fast start-up)."""
     words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    if words and words[0] == "status":  # polled while a run goes on: import only what it needs (< 0.5 s)
+        module = _import_if_present("kloop.loop.commands")
+        if module is not None:
+            module.register(app)
+            return
     if words and words[0] in GROUPS:
         module = _import_if_present(GROUPS[words[0]])
         if module is not None:
