@@ -8,7 +8,7 @@ say() { echo "test-tools: $*" >&2; }
 STAMP=.venv/.kloop-test-installed
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || ! .venv/bin/python -c "import xdist, pytest" >/dev/null 2>&1; then
   say "installing kloop's test extras"
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,cluster]"
   touch "$STAMP"
 fi
 # The pinned coding-agent CLIs (Claude Code, Codex, Kimi Code + Node 22) into .tools/ for the adapters' tests.

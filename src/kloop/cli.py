@@ -40,7 +40,7 @@ GROUP_HELP = {
 (tests/test_cli_startup.py checks it equals each module's own help)."""
 
 TOP_LEVEL = ("kloop.mcp", "kloop.verify.commands", "kloop.device.commands", "kloop.loop.commands", "kloop.route.commands",
-             "kloop.export.commands", "kloop.report.commands")
+             "kloop.export.commands", "kloop.report.commands", "kloop.pool.commands")
 """Modules whose `register(app)` adds top-level commands (verify, doctor, run, approve, status, tune, route,
 export, report)."""
 
