@@ -85,13 +85,15 @@ def test_moe_reference_binds_inputs_by_name() -> None:
 
 @pytest.mark.parametrize("name", CPU_TASKS)
 def test_contest_baseline_verifies_on_cpu(name: str) -> None:
-    rc, verdict = _verify(name, CONTEST / name / "baseline")
+    """The first listed workload, its held-out draws and the coverage regimes (the Triton baselines run
+    in the interpreter: every workload of the sparse attention takes minutes on a loaded box)."""
+    rc, verdict = _verify(name, CONTEST / name / "baseline", "--workloads", "1")
     assert rc == 0 and verdict["status"] == "PASSED", _failed(verdict)
     assert any(w["uuid"].startswith("heldout-coverage-") for w in verdict["workloads"])
 
 
 @pytest.mark.parametrize("name", CPU_TASKS)
-@pytest.mark.parametrize("rewrite", ["vectorized", "reordered"])
+@pytest.mark.parametrize("rewrite", ["vectorized", pytest.param("reordered", marks=pytest.mark.slow)])
 def test_contest_honest_rewrites_pass(name: str, rewrite: str) -> None:
     rc, verdict = _verify(name, CONTEST / name / "solutions" / rewrite)
     assert rc == 0 and verdict["status"] == "PASSED", _failed(verdict)
