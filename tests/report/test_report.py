@@ -6,11 +6,13 @@ import os
 import re
 import shutil
 import subprocess
+from html import escape
 from pathlib import Path
 
 import pytest
 
 from kloop.cli import main
+from kloop.verify.stats import INTERVAL_METHOD
 from tests.loop.helpers import VECTORIZED, fake, make_campaign
 
 EVIL = "<script>alert('pwned')</script><img src=x onerror=alert(1)>"
@@ -53,6 +55,7 @@ def test_html_has_every_section_and_escapes_agent_text(run_dir: Path) -> None:
     assert "&lt;script&gt;alert(" in html
     assert not re.search(r"(src|href)=['\"]?(https?:)?//", html)  # nothing fetched from a network
     assert "does not clear the current best" in html  # round 2's rejection, with its reason
+    assert "bootstrap" not in html and escape(INTERVAL_METHOD) in html  # issue 26: the one method, named right
 
 
 def test_the_page_loads_in_headless_chromium_without_console_errors(run_dir: Path, tmp_path: Path) -> None:
@@ -84,6 +87,7 @@ def test_markdown_report(run_dir: Path) -> None:
     assert "| 3 | iterate | r003 |" in text and "## Claims" in text
     assert "<script>" in text.split("## Claims")[1]  # agent text only inside code spans
     assert "`vectorized <script>" in text
+    assert INTERVAL_METHOD in text and "bootstrap" not in text
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

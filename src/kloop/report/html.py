@@ -15,6 +15,7 @@ from typing import Any
 
 from kloop.report.data import Round, RunData, load_run
 from kloop.report.series import regime_series, round_series, sol_fractions, time_series
+from kloop.verify.stats import INTERVAL_METHOD
 
 STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2430;background:#f6f7f9}
@@ -168,15 +169,26 @@ def _workloads(data: RunData) -> str:
         s = w.get("speedup")
         bar = f'<span class="bar" style="width:{max(2, int(120 * s / top))}px"></span>' if s else ""
         frac = sol.get(w["uuid"])
-        body.append(f"<tr><td>{escape(_shape(w.get('axes')))}</td><td><code>{escape(w['uuid'][:18])}</code>"
-                    f"{' (held-out)' if w.get('heldout') else ''}</td><td>{escape(w.get('status', '-'))}</td>"
-                    f"<td>{_ms(w.get('latency_ms'))} {_ci_ms(w.get('latency_ci_ms'))}</td>"
+        latency = "harness-bound" if w.get("harness_bound") else f"{_ms(w.get('latency_ms'))} {_ci_ms(w.get('latency_ci_ms'))}"
+        body.append(f"<tr><td>{escape(_shape(w.get('axes')))}</td><td>{escape(workload_label(w))}</td>"
+                    f"<td>{escape(w.get('status', '-'))}</td><td>{escape(latency)}</td>"
                     f"<td>{_ms(w.get('baseline_latency_ms'))}</td><td>{_x(s)} {_ci(w.get('speedup_ci'))}{bar}</td>"
                     f"<td>{'-' if frac is None else f'{frac:.1%}'}</td></tr>")
     head = ("<tr><th>shape</th><th>workload</th><th>status</th><th>latency ms (95% CI)</th><th>baseline ms</th>"
             "<th>speedup (95% CI)</th><th>speed of light</th></tr>")
     return (f"<h2>Per-workload results of {escape(best.candidate)}</h2><section><table id='workloads'>{head}"
             f"{''.join(body)}</table></section>")
+
+
+def workload_label(w: dict[str, Any]) -> str:
+    """What a row is: a listed workload (its uuid), a held-out shape, or a coverage regime by name."""
+    uuid = str(w.get("uuid", ""))
+    if uuid.startswith("heldout-coverage-"):
+        regime = uuid.removeprefix("heldout-coverage-").split("-", 1)[0]
+        return f"coverage regime '{regime}' (untimed)"
+    if w.get("heldout"):
+        return "held-out shape (untimed)"
+    return uuid[:18]
 
 
 def _ms(v: float | None) -> str:
@@ -196,8 +208,12 @@ def _route(data: RunData) -> str:
                    f"{'inf' if r['regime']['hi'] >= 2**62 else r['regime']['hi']})</td><td>{escape(r['candidate'])}</td>"
                    f"<td>{'yes' if r['admitted'] else ('best' if r['candidate'] == plan.get('best') else 'no')}</td><td>{escape(r['evidence'])}</td></tr>"
                    for r in plan.get("routes", []))
-    built = (f"routed solution verified {escape(str(route.get('status')))} at {_x(route.get('speedup_geomean'))} "
-             f"{_ci(route.get('speedup_ci'))} (best alone {_x(route.get('best_speedup_geomean'))})"
+    best = data.best
+    alone = (f"{_x(best.speedup_geomean)} {_ci([best.speedup_lo, best.speedup_hi]) if best.speedup_lo is not None else ''}"
+             f" in round {best.round}, as in the rounds table" if best is not None
+             else _x(route.get("best_speedup_geomean")))  # fmt: skip
+    built = (f"routed solution verified {escape(str(route.get('status')))} in its own verification at "
+             f"{_x(route.get('speedup_geomean'))} {_ci(route.get('speedup_ci'))} (best alone {escape(alone)})"
              if route.get("admitted") else "no routed solution built")
     return (f"<h2>Shape routing</h2><section id='route'><p>{built}. {escape(route.get('reason', ''))}</p><table><tr><th>regime</th><th>candidate</th><th>route earned</th>"
             f"<th>evidence</th></tr>{rows}</table></section>")
@@ -210,7 +226,9 @@ def render_html(data: RunData) -> str:
             f"<style>{STYLE}</style></head><body><main><h1>kloop run: {escape(task)}</h1>"
             f"{_cards(data)}{_charts(data)}{_workloads(data)}{_route(data)}{_tree(data)}{_rounds_table(data)}"
             f"{_evidence(data)}<p class='muted'><small>Speedups are geometric means over the task's workloads, "
-            f"measured by kloop's verifier against the sealed baseline; intervals are bootstrap 95% CIs."
+            f"measured by kloop's verifier against the sealed baseline; a latency is the box's cost per call "
+            f"(its CPU time on the CPU, the hand-off included), speedup = baseline latency / latency; every "
+            f"interval is a {escape(INTERVAL_METHOD)}."
             f"</small></p></main></body></html>\n")
 
 

@@ -7,6 +7,8 @@ tables or inject markup.
 from __future__ import annotations
 
 from kloop.report.data import RunData
+from kloop.report.html import workload_label
+from kloop.verify.stats import INTERVAL_METHOD
 
 
 def _safe(text: object, limit: int = 160) -> str:
@@ -46,8 +48,11 @@ def render_markdown(data: RunData) -> str:
             ci = w.get("speedup_ci")
             cis = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
             lat = w.get("latency_ms")
-            lines.append(f"| {shape}{' (held-out)' if w.get('heldout') else ''} | {w.get('status', '-')} | "
-                         f"{'-' if lat is None else f'{lat:.4g}'} | {_x(w.get('speedup'))}{cis} |")
+            shown = "harness-bound" if w.get("harness_bound") else ("-" if lat is None else f"{lat:.4g}")
+            kind = f" ({workload_label(w)})" if w.get("heldout") else ""
+            lines.append(f"| {shape}{kind} | {w.get('status', '-')} | {shown} | {_x(w.get('speedup'))}{cis} |")
     if data.route:
         lines += ["", "## Shape routing", "", _safe(data.route.get("reason", ""), 400)]
+    lines += ["", f"Latency: the box's cost per call, the hand-off included; speedup = baseline latency / latency; "
+              f"intervals: {INTERVAL_METHOD}."]
     return "\n".join(lines) + "\n"
