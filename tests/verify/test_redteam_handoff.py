@@ -88,3 +88,9 @@ def test_latency_and_speedup_agree_in_the_verdict(tmp_path: Path) -> None:
         assert abs(w.speedup - w.baseline_latency_ms / w.latency_ms) < 1e-9 * w.speedup, w
         assert w.speedup_ci is not None and w.speedup_ci[0] <= w.speedup <= w.speedup_ci[1], w
     assert result.summary.interval and "trimmed mean" in result.summary.interval
+    from kloop.verify.trace import to_traces
+
+    for line in to_traces(result, task):
+        perf = line["evaluation"].get("performance")
+        if perf and perf["latency_ms"] > 0:  # the exported trace: the same definition, the same ratio
+            assert abs(perf["speedup_factor"] - perf["reference_latency_ms"] / perf["latency_ms"]) < 1e-9 * perf["speedup_factor"]

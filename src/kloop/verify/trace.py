@@ -41,12 +41,17 @@ def _evaluation(result: VerifyResult, wl: WorkloadResult | None, timestamp: str)
             "max_relative_error": _finite(wl.max_rel_error if wl else None),
         }
     if status is VerifyStatus.PASSED:
+        # one definition: speedup_factor = reference latency / latency (0 where either is unknown,
+        # e.g. a harness-bound workload, whose note goes into `log`)
         latency = _finite(wl.latency_ms if wl else None)
+        reference = _finite(wl.baseline_latency_ms if wl else None)
         evaluation["performance"] = {
             "latency_ms": latency,
-            "reference_latency_ms": _finite(wl.baseline_latency_ms if wl else None),
-            "speedup_factor": _finite(wl.speedup if wl else None),
+            "reference_latency_ms": reference,
+            "speedup_factor": reference / latency if latency > 0 and reference > 0 else 0.0,
         }
+        if wl is not None and wl.timing_note:
+            evaluation["log"] = "\n".join([*log_lines, wl.timing_note])
     return evaluation
 
 
