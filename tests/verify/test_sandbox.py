@@ -152,12 +152,16 @@ def test_verdict_says_which_filesystem_policy_ran(tmp_path: Path) -> None:
     assert result.passed, result.reasons
     detail = next(c.detail for c in result.checks if c.name == "sandbox_policy")
     abi = landlock.abi_version()
-    filesystem, namespaces, groups, layout = detail.split("; ")
+    filesystem, namespaces, groups, layout, privilege, *kernel = detail.split("; ")
     assert filesystem == (f"filesystem: landlock abi {abi}" if abi else "filesystem: audit hook only")
-    from kloop.verify.contain import fixed_layout_available, namespaces_available
+    from kloop.verify.contain import fixed_layout_available, namespaces_available, privilege_drop_available
 
-    assert namespaces == ("namespaces: pid, net, mount (/dev/shm 256 MB)" if namespaces_available()
-                          else "namespaces: none")
+    assert namespaces == ("namespaces: pid, net, mount, ipc, uts (/dev: null zero full random urandom, /dev/shm 256 MB)"
+                          if namespaces_available() else "namespaces: none")  # fmt: skip
+    if privilege_drop_available():  # root with setpriv: what the supervisor read in /proc/<pid>/status
+        assert privilege.startswith("privilege: uid ") and privilege.endswith(", no capabilities, no_new_privs")
+        uid = privilege.split()[2].rstrip(",")
+        assert kernel == [f"kernel says: Uid {uid}, CapEff 0000000000000000, NoNewPrivs 1, Seccomp 2"], detail
     assert groups.startswith("cgroups: ")
     assert layout == ("address layout: fixed (ASLR off)" if fixed_layout_available()
                       else "address layout: randomized per process")

@@ -20,6 +20,8 @@ MAGIC = b"KLV1"
 _PREFIX = struct.Struct("!4sII")
 MAX_HEADER = 4 << 20
 MAX_PAYLOAD = (4 << 30) - 1
+MAX_DEPTH = 32
+"""How deeply a header's JSON may nest: a reply needs 4 levels; 200,000 nested lists were a RecursionError."""
 
 # dtype names allowed on the wire (torch attribute names)
 WIRE_DTYPES = {
@@ -126,10 +128,12 @@ class Channel:
             raise ProtocolViolation(f"bad frame magic {magic!r}")
         if header_len > MAX_HEADER or payload_len > MAX_PAYLOAD:
             raise ProtocolViolation(f"oversized frame (header {header_len}, payload {payload_len})")
-        try:
+        try:  # the C scanner's own recursion guard turns absurd nesting into RecursionError
             header = json.loads(self._read(header_len, deadline))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ProtocolViolation(f"frame header is not JSON: {exc}") from exc
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise ProtocolViolation(f"frame header is not JSON: {type(exc).__name__}: {str(exc)[:200]}") from None
+        if _too_deep(header, MAX_DEPTH):
+            raise ProtocolViolation(f"frame header nests more than {MAX_DEPTH} levels deep")
         if not isinstance(header, dict) or not isinstance(header.get("tensors", []), list):
             raise ProtocolViolation("frame header is not a JSON object with a tensor list")
         payload = memoryview(self._read(payload_len, deadline))
@@ -167,3 +171,18 @@ class Channel:
                 raise ChannelClosed("peer closed the channel")
             buf += chunk
         return bytes(buf)
+
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """Whether lists and objects nest deeper than `limit` (iterative: no recursion to exhaust)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -45,6 +46,7 @@ class Verification:
         self.seed = options.seed if options.seed is not None else secrets.randbits(63)
         self.book = CheckBook()
         self.log_dir = options.log_dir or Path(tempfile.mkdtemp(prefix="kloop-verify-"))
+        """Where fresh boxes write their logs: `--log-dir`, or a scratch folder removed at the end."""
         self.cache_dir = (options.cache_dir or default_cache_dir()).resolve()
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         self.candidate: SandboxProcess | None = None
@@ -78,7 +80,10 @@ class Verification:
             for box in (self.candidate, self.base_box, self.inc_box):
                 if box is not None:
                     box.close(after_kill=self._publish_build)
+                    self._keep_log(box)
             self.phase_ns["close"] = time.perf_counter_ns() - t0
+            if self.options.log_dir is None:  # nothing of ours outlives the verification (issue 29)
+                shutil.rmtree(self.log_dir, ignore_errors=True)
             if self.options.prestart:  # the next candidate's boxes start now, not beside this one's
                 shared_pool().refill()
         for name in ("runtime", "timeout", "memory", "protocol"):
@@ -94,10 +99,10 @@ class Verification:
     def _sandbox(self, label: str) -> SandboxProcess:
         """A started sandbox: a pre-started spare when `options.prestart`, else a new one."""
         if self.options.prestart:
-            box = shared_pool().take(device=self.device, threads=self.options.threads,
+            box = shared_pool().take(device=self.device, threads=self.options.threads, cache_dir=self.cache_dir,
                                      memory_limit_mb=self.options.memory_limit_mb, label=label)  # fmt: skip
         else:
-            box = SandboxProcess(device=self.device, threads=self.options.threads,
+            box = SandboxProcess(device=self.device, threads=self.options.threads, cache_dir=self.cache_dir,
                                  memory_limit_mb=self.options.memory_limit_mb,
                                  log_path=self.log_dir / f"{label}.log", label=label).start()  # fmt: skip
         self.log_paths[label] = box.log_path
@@ -200,6 +205,22 @@ class Verification:
         if candidate and reply.get("refused"):
             self.book.passed("build", f"cache entry not trusted and rebuilt: {str(reply['refused'])[:200]}")
 
+    def _keep_log(self, box: SandboxProcess) -> None:
+        """A pool box's log moves to `--log-dir` (or goes); say when the box's output was capped."""
+        capped = box.log.describe()
+        if capped is not None and box is self.candidate:
+            self.book.passed("runtime", f"candidate {capped}")
+        if self.options.log_dir is None:
+            self.log_paths.pop(box.label, None)
+            if box.log_path.parent != self.log_dir:
+                box.log_path.unlink(missing_ok=True)
+        elif box.log_path.parent != self.log_dir:
+            kept = self.log_dir / f"{box.label}.log"
+            with contextlib.suppress(OSError):
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+                shutil.move(box.log_path, kept)
+                self.log_paths[box.label] = kept
+
     def _publish_build(self, box: SandboxProcess) -> None:
         """After the box is dead: publish its build if its files still hash as reported before its code ran."""
         from kloop.builder.cache import SANDBOX_STAGING, BuildCache
@@ -286,7 +307,7 @@ class Verification:
             status=status, reasons=self.book.reasons(), task=self.task.definition.name, solution=self.solution.name,
             device=self.device, checks=self.book.rows(), workloads=self.results, summary=summary,
             environment=environment(self.device, self.options.threads),
-            log_path=str(self.log_paths.get("candidate", self.log_dir / "candidate.log")),
+            log_path=str(self.log_paths["candidate"]) if "candidate" in self.log_paths else None,
         )
 
 
