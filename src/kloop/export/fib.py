@@ -2,9 +2,15 @@
 
 Layout written under DIR (a FlashInfer-Trace dataset fragment):
 
-    definitions/<definition>.json              the sealed definition
+    definitions/<definition>.json              the sealed definition (`"shape": null` kept on scalars)
+    workloads/<definition>.jsonl               the task's listed workloads, as FIB workload traces
     solutions/<definition>/<solution>.json     one FIB Solution per exported solution (sources inlined)
     traces/<definition>.jsonl                  Trace lines of each exported solution's verification
+
+Only listed workloads become traces: held-out and coverage draws exist only inside one
+verification (their inputs are secret and never stored), so a trace of them would name a workload
+no file holds; they are counted in `skipped` instead. `speedup_factor` is written as
+`reference_latency_ms / latency_ms` of the same trace (0 when either is unknown).
 
 Solutions are packed from the run's own copies (`artifacts/round-NNN/candidate/`,
 `routed/solution/`), tunables rendered at the configuration that was verified. The traces are the
@@ -15,11 +21,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from kloop.errors import BadInput
 from kloop.verify.result import VerifyResult
+
+if TYPE_CHECKING:
+    from kloop.task.load import Task
+    from kloop.task.schema import Definition
 
 
 class Exported(BaseModel):
@@ -62,8 +73,10 @@ def export_run(run_dir: Path, dest: Path) -> Exported:
         raise BadInput(run_dir, "no accepted candidate beat the baseline and no routed solution: nothing to export")
     name = task.definition.name
     (dest / "definitions").mkdir(parents=True, exist_ok=True)
-    (dest / "definitions" / f"{name}.json").write_text(
-        task.definition.model_dump_json(indent=2, exclude_none=True), encoding="utf-8")
+    (dest / "definitions" / f"{name}.json").write_text(json.dumps(definition_json(task.definition), indent=2),
+                                                       encoding="utf-8")
+    _write_workloads(dest / "workloads" / f"{name}.jsonl", task)
+    listed = {w.uuid for w in task.workloads}
     result = Exported(definition=name)
     lines: list[str] = []
     for label, folder, verify_json in items:
@@ -78,8 +91,14 @@ def export_run(run_dir: Path, dest: Path) -> Exported:
             result.skipped.append(f"{label}: no verify.json, no trace")
             continue
         verdict = VerifyResult.model_validate_json(verify_json.read_text(encoding="utf-8"))
-        for trace in to_traces(verdict, task):
+        traces = to_traces(verdict, task)
+        kept = [t for t in traces if t["workload"]["uuid"] in listed]
+        if len(kept) < len(traces):
+            result.skipped.append(f"{label}: {len(traces) - len(kept)} held-out/coverage rows not exported as traces "
+                                  f"(their workloads are drawn per verification and stored nowhere)")  # fmt: skip
+        for trace in kept:
             trace["solution"] = sol_name
+            _consistent_speedup(trace)
             lines.append(json.dumps(trace))
     if lines:
         traces = dest / "traces" / f"{name}.jsonl"
@@ -87,3 +106,29 @@ def export_run(run_dir: Path, dest: Path) -> Exported:
         traces.write_text("\n".join(lines) + "\n", encoding="utf-8")
         result.traces, result.trace_lines = str(traces), len(lines)
     return result
+
+
+def definition_json(definition: Definition) -> dict[str, Any]:
+    """The definition as FIB reads it: None fields dropped, except `shape: null`, which marks a scalar."""
+    data = definition.model_dump(mode="json", exclude_none=True)
+    for role in ("inputs", "outputs"):
+        for tname, spec in getattr(definition, role).items():
+            if spec.shape is None:
+                data[role][tname]["shape"] = None
+    return data
+
+
+def _write_workloads(path: Path, task: Task) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [{"definition": task.definition.name, "workload": w.model_dump(mode="json", exclude_none=True),
+             "solution": None, "evaluation": None} for w in task.workloads]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _consistent_speedup(trace: dict[str, Any]) -> None:
+    """speedup_factor = reference_latency_ms / latency_ms, the definition FIB states."""
+    performance = (trace.get("evaluation") or {}).get("performance")
+    if not performance:
+        return
+    latency, reference = performance.get("latency_ms") or 0.0, performance.get("reference_latency_ms") or 0.0
+    performance["speedup_factor"] = reference / latency if latency > 0 and reference > 0 else 0.0

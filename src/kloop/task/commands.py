@@ -1,4 +1,4 @@
-"""`kloop task ...`: inspect a task, import a KernelBench problem.
+"""`kloop task ...`: inspect a task, import a KernelBench problem or a published FlashInfer-Trace definition.
 
 Torch is imported only inside `import-kernelbench` so `kloop --help` stays fast.
 """
@@ -158,3 +158,45 @@ def pack_command(
         typer.echo(text, nl=False)
     else:
         out.write_text(text, encoding="utf-8")
+
+
+def _parse_consts(values: list[str]) -> dict[str, int]:
+    consts: dict[str, int] = {}
+    for text in values:
+        axis, sep, value = text.partition("=")
+        if not sep or not axis or not value.strip().isdigit():
+            raise BadInput("--const", f"expected AXIS=VALUE with a non-negative integer, got {text!r}")
+        consts[axis.strip()] = int(value)
+    return consts
+
+
+@app.command("import-fib")
+def import_fib_command(
+    file: Annotated[Path, typer.Argument(help="FlashInfer-Trace definition JSON, as flashinfer publishes it.")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Task directory to create.")],
+    name: Annotated[str | None, typer.Option("--name", help="Definition name (default: the published one).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Write into a non-empty directory.")] = False,
+    scale: Annotated[float | None, typer.Option("--scale", help="Multiply the default var-axis values (8 and 32) by F.")] = None,
+    max_bytes: Annotated[int | None, typer.Option("--max-bytes", help="Largest scale whose inputs plus outputs fit in N bytes.")] = None,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", help="The verifier's sandbox limit to fit (kloop verify --memory-mb).")] = 8192,
+    const: Annotated[list[str] | None, typer.Option("--const", help="Override a const axis, AXIS=VALUE (repeatable).")] = None,
+    no_check: Annotated[bool, typer.Option("--no-check", help="Do not run the reference once on the smallest workload.")] = False,
+    helpers: Annotated[list[Path] | None, typer.Option("--helpers", help="Python file or folder (e.g. flashinfer/trace/templates) defining helpers the reference calls but lacks (repeatable).")] = None,
+) -> None:
+    """Turn a published FlashInfer-Trace definition (`_<op>_reference`, tracer dtypes) into a kloop task."""
+    from kloop.task.fib_import import ImportProblems, import_fib
+
+    if scale is not None and max_bytes is not None:
+        raise BadInput("--scale", "give --scale or --max-bytes, not both")
+    if out.exists() and any(out.iterdir()) and not force:
+        raise BadInput(out, "output directory is not empty (use --force to write into it)")
+    try:
+        done = import_fib(file, out, name=name, scale=scale, max_bytes=max_bytes, memory_mb=memory_mb,
+                          consts=_parse_consts(const or []), check=not no_check, helpers=helpers)
+    except ImportProblems as exc:
+        for problem in exc.problems:
+            typer.echo(f"kloop: error: {exc.where}: {problem}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"wrote {done.path}: {done.name}, {len(done.workloads)} workloads {done.workloads}")
+    for note in done.notes:
+        typer.echo(f"note: {note}")

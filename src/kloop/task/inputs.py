@@ -46,6 +46,10 @@ def make_inputs(
             inputs[name] = None
             continue
         shape = None if spec.shape is None else tuple(axes[a] for a in spec.shape)
+        structure = definition.settings.structured.get(name)
+        if structure is not None and shape is not None and isinstance(source or RandomInput(), RandomInput):
+            inputs[name] = _to_device(_structured_tensor(structure, shape, spec.dtype, axes, seed, name), device)
+            continue
         value = _make_one(definition, name, spec, shape, source or RandomInput(), seed, Path(task_root))
         inputs[name] = _to_device(value, device)
     return inputs
@@ -66,6 +70,17 @@ def _make_one(
         return _load_safetensor(source, shape, spec.dtype, name, root)
     value_range = definition.settings.input_ranges.get(name)
     return random_tensor(shape, spec.dtype, seed=derive_seed(seed, name), value_range=value_range, name=name)
+
+
+def _structured_tensor(structure: Any, shape: tuple[int, ...], dtype: DType, axes: dict[str, int], seed: int,
+                       name: str) -> Any:  # fmt: skip
+    """A random input that keeps its declared structure (`kloop.structured`), sized by this workload's axes."""
+    import torch
+
+    from kloop.task.structured import draw_structured
+
+    gen = torch.Generator(device="cpu").manual_seed(derive_seed(seed, name))
+    return draw_structured(structure, shape, torch_dtype(dtype, name), axes, gen)
 
 
 def _scalar_value(dtype: DType, value: int | float | bool, name: str) -> int | float | bool:
@@ -169,7 +184,7 @@ def heldout_workloads(
         if len(drawn) >= count:
             break
         base = rng.choice(workloads)
-        values = {a: _draw_axis(rng, base.axes[a], rules.get(a)) for a in var_axes}
+        values = _derive_axes(definition, {a: _draw_axis(rng, base.axes[a], rules.get(a)) for a in var_axes})
         key = tuple(values[a] for a in var_axes)
         if key in listed or not _satisfies(definition, values):
             continue
@@ -178,6 +193,23 @@ def heldout_workloads(
         uuid = f"heldout-{hashlib.sha256(repr((seed, key)).encode()).hexdigest()[:12]}"
         drawn.append(Workload(axes=values, inputs=inputs, uuid=uuid))
     return drawn
+
+
+def _derive_axes(definition: Definition, values: dict[str, int]) -> dict[str, int]:
+    """Var axes a constraint defines (`len_indptr == batch_size + 1`) follow the drawn ones."""
+    full = {**definition.const_axes, **values}
+    for text in definition.constraints:
+        left, sep, right = text.partition("==")
+        target = left.strip()
+        if not sep or target not in values or "==" in right or "=" in right.strip()[:1]:
+            continue
+        try:
+            derived = evaluate(right, full)
+        except ExpressionError:
+            continue
+        if isinstance(derived, int | float) and float(derived).is_integer() and derived >= 0:
+            values[target] = full[target] = int(derived)
+    return values
 
 
 def _draw_axis(rng: random.Random, listed_value: int, rule: HeldoutAxis | None) -> int:

@@ -172,6 +172,8 @@ class Definition(TraceModel):
                 raise ValueError(f"{key} names unknown outputs {unknown}")
         if unknown := sorted(set(settings.input_ranges) - set(self.inputs)):
             raise ValueError(f"kloop.input_ranges names unknown inputs {unknown}")
+        if unknown := sorted(set(settings.structured) - set(self.inputs)):
+            raise ValueError(f"kloop.structured names unknown inputs {unknown}")
         if settings.heldout is not None and (
             unknown := sorted(set(settings.heldout.axes) - set(self.var_axes))
         ):

@@ -12,6 +12,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from kloop.task.structured import StructuredInput
+
 
 class TraceModel(BaseModel):
     """Base of kloop's FlashInfer-Trace models: attribute docstrings become field docs;
@@ -139,3 +141,5 @@ class KloopSettings(KloopBlockModel):
     """Narrowing of the input coverage, with its reason (None: full coverage)."""
     reference_float64: bool = True
     """On the CPU, the supervisor may run the reference in float64 for a sharper ground truth."""
+    structured: dict[str, StructuredInput] = Field(default_factory=dict)
+    """Inputs with a structure (indptr, indices, probability rows...), by name: every draw follows it."""

@@ -1,0 +1,117 @@
+"""Import every FlashInfer-Trace definition flashinfer publishes, then verify each reference against itself.
+
+    .venv/bin/python bench/fib_import_sweep.py --repo /work/.mirror/flashinfer-ai+flashinfer/repo \
+        --helpers /tmp/fi/flashinfer/trace/templates --out bench/results/fib_import_sweep \
+        [--scale 0.5] [--aa-timeout 240] [--only NAME...]
+
+(`--helpers`: `git -C REPO archive HEAD flashinfer/trace/templates | tar -x -C /tmp/fi`.)
+
+For each `tests/trace/fi_trace_out/*.json` at the repository's HEAD: `kloop task import-fib` (exit
+0 = imported; otherwise its error lines are the reason), then an A/A: `kloop verify TASK REF
+--no-timing --json` where REF is the definition's own reference packed as a python solution.
+Writes `results.jsonl` (one line per definition) and `summary.md` (counts + one reason each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+KLOOP = [sys.executable, "-m", "kloop.cli"]
+FOLDER = "tests/trace/fi_trace_out"
+
+
+def definitions(repo: Path) -> list[tuple[str, str]]:
+    names = subprocess.run(["git", "-C", str(repo), "ls-tree", "--name-only", "HEAD", f"{FOLDER}/"],
+                           capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+    found = []
+    for path in sorted(n for n in names if n.endswith(".json")):
+        text = subprocess.run(["git", "-C", str(repo), "show", f"HEAD:{path}"], capture_output=True, text=True,
+                              check=True).stdout  # fmt: skip
+        found.append((Path(path).stem, text))
+    return found
+
+
+def reason(stderr: str) -> str:
+    lines = [ln.split(": ", 3)[-1] for ln in stderr.strip().splitlines() if ln.startswith("kloop: error:")]
+    return " | ".join(lines) if lines else (stderr.strip().splitlines() or ["no output"])[-1]
+
+
+def aa(task: Path, work: Path, timeout: float) -> dict:
+    from kloop.task.load import load_task, reference_solution, write_solution_dir
+
+    solution = write_solution_dir(reference_solution(load_task(task).definition), work / "reference")
+    verdict = work / "verify.json"
+    started = time.monotonic()
+    try:
+        proc = subprocess.run([*KLOOP, "verify", str(task), str(solution), "--no-timing", "--json", str(verdict),
+                               "--heldout", "1"], capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"aa": "timeout", "aa_reason": f"A/A did not finish in {timeout:g} s on this CPU", "aa_s": timeout}
+    row: dict = {"aa_rc": proc.returncode, "aa_s": round(time.monotonic() - started, 1)}
+    if verdict.is_file():
+        data = json.loads(verdict.read_text())
+        row["aa"] = data["status"]
+        failed = [f"{c['name']}: {c['detail']}" for c in data.get("checks", []) if not c["passed"]]
+        row["aa_reason"] = "; ".join(data.get("reasons") or failed)[:400]
+    else:
+        row["aa"], row["aa_reason"] = f"exit {proc.returncode}", reason(proc.stderr)[:400]
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--scale", default="0.5")
+    parser.add_argument("--aa-timeout", type=float, default=240)
+    parser.add_argument("--max-bytes", default=None)
+    parser.add_argument("--helpers", type=Path, help="flashinfer/trace/templates of the same commit (helpers to inline)")
+    parser.add_argument("--only", nargs="*")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = args.out / "work"
+    rows = []
+    for name, text in definitions(args.repo):
+        if args.only and name not in args.only:
+            continue
+        src = work / name / "definition.json"
+        src.parent.mkdir(parents=True, exist_ok=True)
+        src.write_text(text)
+        task = work / name / "task"
+        size = ["--max-bytes", args.max_bytes] if args.max_bytes else ["--scale", args.scale]
+        cmd = [*KLOOP, "task", "import-fib", str(src), "-o", str(task), "--force", *size]
+        cmd += ["--helpers", str(args.helpers)] if args.helpers else []
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        row: dict = {"name": name, "import_rc": proc.returncode}
+        if proc.returncode == 0:
+            row["notes"] = [ln[6:] for ln in proc.stdout.splitlines() if ln.startswith("note: ")]
+            row.update(aa(task, work / name, args.aa_timeout))
+        else:
+            row["import_reason"] = reason(proc.stderr)[:600]
+        rows.append(row)
+        print(json.dumps({k: row.get(k) for k in ("name", "import_rc", "aa", "aa_s")}), flush=True)
+        with (args.out / "results.jsonl").open("a" if len(rows) > 1 else "w") as handle:
+            handle.write(json.dumps(row) + "\n")
+    write_summary(rows, args.out / "summary.md")
+    return 0
+
+
+def write_summary(rows: list[dict], path: Path) -> None:
+    imported = [r for r in rows if r["import_rc"] == 0]
+    passed = [r for r in imported if r.get("aa") == "PASSED"]
+    lines = [f"definitions: {len(rows)}; imported: {len(imported)}; A/A passed: {len(passed)}", "",
+             "| definition | import | A/A | why not |", "| --- | --- | --- | --- |"]  # fmt: skip
+    for r in rows:
+        why = r.get("import_reason") or ("" if r.get("aa") == "PASSED" else r.get("aa_reason", ""))
+        why = why.replace("|", "/").replace("\n", " ")[:300]
+        lines.append(f"| {r['name']} | {'yes' if r['import_rc'] == 0 else 'no'} | {r.get('aa', '-')} | {why} |")
+    path.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""Import a FlashInfer-Trace definition as flashinfer publishes it (`kloop task import-fib`).
+
+flashinfer's `tests/trace/fi_trace_out/*.json` are Definitions with a `_<op>_reference` instead
+of `run`, tracer dtypes (`unknown`, `uint8`, `string`...), in-place outputs named like inputs,
+constraints over tensors and no workloads. The import turns one into a task directory:
+
+1. reads the JSON without kloop's validation and collects **every** problem before stopping
+   (`ImportProblems`: exit 2, one line each);
+2. binds the reference's parameters to the inputs by name (`fib_reference`), maps dtypes and
+   fixes Python-only arguments to constants (`fib_hints`), renames outputs that clash with
+   inputs (`residual` -> `residual_out`), and records structured inputs under
+   `kloop.structured` so every draw (held-out, coverage) keeps them valid;
+3. sizes the workloads to this machine (`--scale`, `--max-bytes`, the sandbox budget of
+   `import-kernelbench`), writes the task, and runs the reference once on the smallest
+   workload: a reference that fails there is reported, not written.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kloop.errors import BadInput
+from kloop.task import fib_hints, fib_reference
+from kloop.task.fib_sizes import size_workloads as _size
+from kloop.task.fib_sizes import trial_run as _trial
+from kloop.task.fib_sizes import write_task as _write
+from kloop.task.parsing import read_json
+
+__all__ = ["ImportProblems", "Imported", "import_fib"]
+
+
+
+class ImportProblems(BadInput):
+    """Every reason a definition cannot be imported; the command prints one line each."""
+
+    def __init__(self, where: str | Path, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(where, f"{len(problems)} problem(s): " + "; ".join(problems))
+
+
+@dataclass
+class Imported:
+    """What the import wrote and changed."""
+
+    path: Path
+    name: str
+    workloads: list[dict[str, int]]
+    notes: list[str] = field(default_factory=list)
+
+
+def import_fib(file: Path, out: Path, *, name: str | None = None, scale: float | None = None,
+               max_bytes: int | None = None, memory_mb: int = 8192, consts: dict[str, int] | None = None,
+               check: bool = True, helpers: list[Path] | None = None) -> Imported:  # fmt: skip
+    """Convert `file` into a task directory at `out`; ImportProblems lists everything wrong."""
+    raw = read_json(file, "FlashInfer-Trace definition")
+    if not isinstance(raw, dict):
+        raise BadInput(file, "not a FlashInfer-Trace definition (expected a JSON object)")
+    table = fib_reference.helper_table(list(helpers or []))
+    converted, hints = _convert(raw, name, consts or {}, table)
+    workloads: list[dict[str, int]] = []
+    if converted is not None and not hints.problems:
+        workloads = _size(converted, scale, max_bytes, memory_mb, hints)
+    if hints.problems or converted is None:
+        raise ImportProblems(file, hints.problems)
+    staging = Path(tempfile.mkdtemp(prefix="kloop-fib-"))
+    try:
+        _write(staging, converted, workloads, _scalars(raw, converted), file, hints.notes)
+        if check:
+            _trial(staging, file)
+        out.mkdir(parents=True, exist_ok=True)
+        for item in staging.iterdir():
+            shutil.move(str(item), out / item.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return Imported(out, converted["name"], workloads, hints.notes)
+
+
+def _convert(raw: dict[str, Any], name: str | None, consts: dict[str, int],
+             helpers: dict[str, str]) -> tuple[dict[str, Any] | None, fib_hints.Hints]:
+    hints = fib_hints.Hints()
+    for key in ("name", "axes", "inputs", "outputs"):
+        if key not in raw:
+            hints.problems.append(f"no {key!r} field")
+    if hints.problems:
+        return None, hints
+    axes = {a: dict(s) for a, s in raw["axes"].items()}
+    for axis, spec in axes.items():
+        if spec.get("type") == "const" and not isinstance(spec.get("value"), int):
+            hints.problems.append(f"const axis {axis!r} has no value (the tracer could not resolve it); give one "
+                                  f"with --const {axis}=N")  # fmt: skip
+            spec["value"] = 1
+    for axis, value in consts.items():
+        if axes.get(axis, {}).get("type") != "const":
+            hints.problems.append(f"--const {axis}={value}: {axis!r} is not a const axis of this definition")
+        else:
+            hints.notes.append(f"const axis {axis} {axes[axis]['value']} -> {value} (--const)")
+            axes[axis]["value"] = value
+    if raw.get("reference"):
+        found, _ = fib_reference.find_reference(raw["reference"])
+        hints.required = found.required if found is not None else set()
+    _declare_missing_axes(raw, axes, hints)
+    raw = {**raw, "axes": axes}
+    floats = [s.get("dtype") for s in raw["inputs"].values() if str(s.get("dtype", "")).startswith(("float", "bfloat"))]
+    inputs = _map_tensors("input", raw["inputs"], floats, hints)
+    outputs = _map_tensors("output", raw["outputs"], floats, hints)
+    source = raw.get("reference")
+    reference = _reference(raw, source, inputs, outputs, hints, helpers) if source else None
+    if not source:
+        hints.problems.append("no reference: flashinfer publishes this definition without one, so there is no ground truth")
+    constraints, totals = fib_hints.split_constraints(list(raw.get("constraints") or []), set(axes), set(inputs), hints)
+    structured = {n: s for n in inputs if (s := fib_hints.structure_for(n, raw["inputs"][n], inputs[n]["dtype"],
+                                                                         totals, axes, raw["inputs"]))}  # fmt: skip
+    for input_name, spec in structured.items():
+        hints.notes.append(f"input {input_name!r} drawn as {spec['kind']} ({spec.pop('why')})")
+    definition = {
+        "name": name or raw["name"], "op_type": raw.get("op_type") or "unknown", "axes": axes,
+        "inputs": inputs, "outputs": outputs, "reference": reference or "def run():\n    pass\n",
+        "tags": [*raw.get("tags", []), "source:flashinfer-trace"], "description": raw.get("description"),
+        "constraints": constraints,
+        "kloop": {"reference_float64": False, "structured": structured},
+    }  # fmt: skip
+    return definition, hints
+
+
+def _declare_missing_axes(raw: dict[str, Any], axes: dict[str, Any], hints: fib_hints.Hints) -> None:
+    """Axes the tracer used in shapes but did not declare: `K_div_block_size` is K // block_size, else a var axis."""
+    import re
+
+    used = [a for role in ("inputs", "outputs") for s in raw[role].values() for a in (s.get("shape") or [])]
+    for axis in dict.fromkeys(used):
+        if axis in axes:
+            continue
+        match = re.fullmatch(r"(\w+?)_div_(\w+)", axis)
+        parts = [axes.get(p, {}).get("value") if not p.isdigit() else int(p) for p in match.groups()] if match else []
+        if len(parts) == 2 and all(isinstance(p, int) and p > 0 for p in parts):
+            axes[axis] = {"type": "const", "value": parts[0] // parts[1]}
+            hints.notes.append(f"axis {axis!r} is used but not declared: const {parts[0] // parts[1]} (its name says "
+                               f"{match.group(1)} // {match.group(2)})")  # fmt: skip
+        else:
+            axes[axis] = {"type": "var"}
+            hints.notes.append(f"axis {axis!r} is used but not declared: taken as a var axis")
+
+
+def _map_tensors(role: str, tensors: dict[str, Any], floats: list[str], hints: fib_hints.Hints) -> dict[str, Any]:
+    mapped: dict[str, Any] = {}
+    for tname, spec in tensors.items():
+        dtype = fib_hints.dtype_for(role, tname, spec, floats, hints)
+        if dtype is None:
+            continue
+        entry = {"shape": spec.get("shape"), "dtype": dtype}
+        if spec.get("description") is not None:
+            entry["description"] = spec["description"]
+        if spec.get("optional") and role == "input" and tname in hints.required:
+            hints.notes.append(f"input {tname!r} is marked optional but the reference requires it: always given")
+        elif spec.get("optional"):
+            entry["optional"] = True
+        mapped[tname] = entry
+    return mapped
+
+
+def _reference(raw: dict[str, Any], source: str, inputs: dict[str, Any], outputs: dict[str, Any],
+               hints: fib_hints.Hints, helpers: dict[str, str]) -> str | None:  # fmt: skip
+    if helpers:
+        source, added = fib_reference.inline_helpers(source, helpers)
+        if added:
+            hints.notes.append(f"reference helpers inlined from --helpers: {', '.join(added)}")
+    ref, problem = fib_reference.find_reference(source)
+    if ref is None:
+        hints.problems.append(problem or "reference not found")
+        return None
+    if missing := fib_reference.unresolved_names(source):
+        hints.problems.append(f"reference uses {', '.join(missing)}, which it neither defines nor imports "
+                              f"(helpers that live elsewhere in flashinfer)")  # fmt: skip
+    for dropped, spec in raw["inputs"].items():
+        if dropped in inputs or dropped in hints.dropped:
+            continue
+        value = fib_hints.literal_value(source, ref.name, dropped) or fib_hints.literal_value(raw.get("init"), None, dropped)
+        if value is None and dropped not in ref.params:
+            hints.notes.append(f"input {dropped!r} (dtype {spec.get('dtype')}) left out: the reference does not take it")
+        elif value is None and dropped in ref.required:
+            hints.problems.append(f"input {dropped!r} has dtype {spec.get('dtype')!r}, which FlashInfer-Trace cannot "
+                                  f"carry, and neither the reference nor the init gives its value")  # fmt: skip
+        elif value is not None:
+            hints.fixed[dropped] = value
+            hints.notes.append(f"input {dropped!r} (dtype {spec.get('dtype')}) fixed to {value}: FlashInfer-Trace "
+                               f"cannot carry it")  # fmt: skip
+    consts = {a: s["value"] for a, s in raw["axes"].items() if s.get("type") == "const" and "value" in s}
+    binding = fib_reference.bind_by_name(ref, list(inputs), {}, consts)
+    binding.constants.update({p: v for p, v in hints.fixed.items() if p in ref.params})
+    hints.notes.extend(binding.notes)
+    hints.problems.extend(binding.problems)
+    table = []
+    for oname in list(outputs):
+        kloop_name = oname
+        if oname in inputs:
+            kloop_name = _free_name(f"{oname}_out", set(inputs) | set(outputs))
+            hints.notes.append(f"output {oname!r} is written in place into input {oname!r}: renamed {kloop_name!r}")
+            outputs[kloop_name] = outputs.pop(oname)
+        table.append((kloop_name, oname, outputs[kloop_name]["dtype"]))
+    inplace = [n for n in inputs if n in raw["outputs"]]
+    return fib_reference.render_wrapper(source, ref, binding, list(inputs), table, hints.views, inplace)
+
+
+def _free_name(base: str, taken: set[str]) -> str:
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}{n}", n + 1
+    return name
+
+
+def _scalars(raw: dict[str, Any], definition: dict[str, Any]) -> dict[str, Any]:
+    """Scalar inputs: a const axis of the same name, else the reference's default, else the init's literal."""
+    found: dict[str, Any] = {}
+    consts = {a: s["value"] for a, s in definition["axes"].items() if s.get("type") == "const"}
+    for sname, spec in definition["inputs"].items():
+        if spec["shape"] is not None:
+            continue
+        value: Any = consts.get(sname)
+        if value is None:
+            text = fib_hints.literal_value(raw.get("reference"), None, sname) or fib_hints.literal_value(
+                raw.get("init"), None, sname)
+            value = _python_literal(text)
+        if isinstance(value, bool | int | float):
+            found[sname] = value
+    return found
+
+
+def _python_literal(text: str | None) -> Any:
+    import ast
+
+    try:
+        return ast.literal_eval(text) if text else None
+    except (ValueError, SyntaxError):
+        return None
