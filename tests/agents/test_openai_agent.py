@@ -66,7 +66,7 @@ def test_writer_edits_solution_and_is_refused_outside(run_dir: Path) -> None:
 
 def test_reviewer_has_no_writing_tools_and_its_verdict_is_parsed(run_dir: Path) -> None:
     script = [call("write_file", path="solution/main.py", content="pwned"),
-              call("run_command", command="touch solution/x"), text(f"Verdict:\n```json\n{VERDICT}\n```")]  # fmt: skip
+              call("run_command", command="touch solution/x"), text(f"```json\n{VERDICT}\n```")]  # fmt: skip
     before = (run_dir / "workspace" / "solution" / "main.py").read_text()
     with ScriptedServer(script) as srv:
         result = _agent(srv).run(_request(run_dir, Role.reviewer))

@@ -131,11 +131,16 @@ def inside(path: str, roots: Iterable[str | Path]) -> bool:
 def forbidden(denials: Iterable[Denial], readable: Iterable[str | Path]) -> list[Denial]:
     """The denials that are attempts at what the agent must not touch: every refused write or exec, and
     every refused read except a directory on the way to a readable path (runtimes list the parents of
-    what they load; nothing beyond the allow-list is shown by that refusal)."""
+    what they load; nothing beyond the allow-list is shown by that refusal) and /proc entries of the
+    other processes in its own PID namespace."""
     roots = [str(r).rstrip("/") or "/" for r in readable]
     out = []
     for denial in denials:
         if denial.intent is Intent.read and any(r.startswith(denial.path.rstrip("/") + "/") for r in roots):
+            continue
+        if denial.intent is Intent.read and denial.path.startswith("/proc/"):
+            # Another process's /proc entries inside the agent's own PID namespace (the gateway relay):
+            # Landlock refuses them as it refuses ptrace; runtimes scan them (Claude Code reads environ).
             continue
         out.append(denial)
     return out
