@@ -58,6 +58,20 @@ def _job(job_id: str, solution: Path, options: dict[str, Any] = FAST) -> VerifyJ
                      options=job_options("cpu", options, True, 1))
 
 
+def test_bench_over_the_ray_cluster(cluster: Cluster, tmp_path: Path) -> None:
+    """`kloop bench --cluster auto` from a fresh process attaches to the running cluster (RAY_ADDRESS).
+
+    First in the module: the `pool` fixture's actors, once made, hold every `kloop_slot` until the end."""
+    from tests.pool.conftest import RMSNORM
+    from tests.pool.test_bench_cli import check_bench, kloop
+
+    proc = kloop("bench", str(SILU), str(RMSNORM), "--solutions", str(VECTORIZED),
+                 str(RMSNORM / "solutions" / "python_vectorized"), "--cluster", "auto", "--device", "cpu",
+                 "--trace-out", str(tmp_path / "traces.jsonl"), "--json", str(tmp_path / "bench.json"),
+                 env={"RAY_ADDRESS": cluster.address})
+    check_bench(proc, tmp_path, "ray")
+
+
 def test_ray_pool_verifies_on_an_actor(pool: RayPool) -> None:
     outcome = pool.submit(_job("r1", VECTORIZED)).result(timeout=300)
     assert outcome.kind is OutcomeKind.verdict, outcome.error
@@ -84,3 +98,4 @@ def test_killed_node_requeues_and_a_new_node_joins(cluster: Cluster, pool: RayPo
     _wait_workers(pool, 2)
     again = pool.submit(_job("after", VECTORIZED)).result(timeout=300)
     assert again.kind is OutcomeKind.verdict and again.attempts == 1
+
