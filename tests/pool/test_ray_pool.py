@@ -72,6 +72,25 @@ def test_bench_over_the_ray_cluster(cluster: Cluster, tmp_path: Path) -> None:
     check_bench(proc, tmp_path, "ray")
 
 
+def test_run_verifies_its_rounds_on_the_ray_cluster(cluster: Cluster, tmp_path: Path) -> None:
+    """`kloop run --cluster auto`: the round's verdict comes from an actor (named in the result)."""
+    import json
+
+    from tests.pool.conftest import RMSNORM, ROOT
+    from tests.pool.test_bench_cli import kloop
+
+    run = tmp_path / "run"
+    proc = kloop("run", str(RMSNORM), "--writer", f"replay:{ROOT / 'examples' / 'campaigns' / 'rmsnorm.jsonl'}",
+                 "--reviewer", "rules", "--stages", "iterate", "--rounds", "1", "--device", "cpu",
+                 "--cluster", "auto", "--out", str(run), env={"RAY_ADDRESS": cluster.address})
+    assert proc.returncode == 0, proc.stderr
+    verdict = json.loads((run / "artifacts" / "round-001" / "verify.json").read_text())
+    assert verdict["environment"][POOL_ENV_KEY].startswith("ray:"), verdict["environment"]
+    pool_log = json.loads((run / "artifacts" / "round-001" / "logs" / "pool.json").read_text())
+    assert pool_log["worker"]["pool"] == "ray" and pool_log["attempts"] == 1
+    assert json.loads((run / "summary.json").read_text())["rounds"][0]["verify_status"] == verdict["status"]
+
+
 def test_ray_pool_verifies_on_an_actor(pool: RayPool) -> None:
     outcome = pool.submit(_job("r1", VECTORIZED)).result(timeout=300)
     assert outcome.kind is OutcomeKind.verdict, outcome.error

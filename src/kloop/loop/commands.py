@@ -77,6 +77,8 @@ def run_command(
                                              "replan prompt, before the run stops as stalled.")] = 3,
     out: Annotated[Path | None, typer.Option("--out", help="Run directory to create.")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
+    cluster: Annotated[str, typer.Option("--cluster", help="Verification pool: local, auto (a running Ray "
+                                         "cluster) or ray://ADDRESS.")] = "local",
 ) -> None:
     """Run the gated plan -> execute -> verify loop on a task (or continue one with --resume)."""
     from kloop.loop.campaign import Campaign
@@ -92,6 +94,9 @@ def run_command(
         run_dir = resume
     else:
         config = _new_config(task, writer, reviewer, stages, rounds, budget, target_speedup, device, gate, stall_after)
+        from kloop.pool.base import check_cluster
+
+        config = config.model_copy(update={"cluster": check_cluster(cluster)})
         if out is None:
             raise BadInput("kloop run", "--out RUN_DIR is required")
         if not Path(str(task)).is_dir():

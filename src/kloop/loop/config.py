@@ -41,6 +41,7 @@ class RunConfig(BaseModel):
     tune_budget: int = Field(default=16, ge=1, description="Most configurations measured per tunable candidate.")
     sol_fraction: float = Field(default=0.9, gt=0, le=1, description="Stop when the best reaches this share of speed of light.")
     verify: dict[str, Any] = Field(default_factory=dict, description="Overrides of VerifyOptions (iterations, ...).")
+    cluster: str = Field(default="local", description="Verification pool: local (in this process), auto or ray://ADDRESS.")
 
     @field_validator("stages")
     @classmethod

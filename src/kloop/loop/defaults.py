@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kloop.loop.config import RunConfig
 from kloop.loop.services import Services
+from kloop.loop.verifier import Verifier
 
 MODEL_KINDS = ("claude", "codex", "kimi", "openai")
 """Writer kinds driven by a model: the same agent also plays the researcher (offline kinds do not)."""
@@ -17,7 +18,6 @@ def default_services(config: RunConfig) -> Services:
     from kloop.loop.ceiling import DeviceCeiling
     from kloop.loop.progress import default_progress
     from kloop.loop.services import KernelWiki, VendorProfiler
-    from kloop.loop.verifier import KloopVerifier
 
     writer = get_agent(config.writer, where="--writer")
     return Services(
@@ -26,9 +26,21 @@ def default_services(config: RunConfig) -> Services:
         kloop_digest=package_digest,
         reviewer=get_agent(config.reviewer, where="--reviewer"),
         tuner=get_agent(f"tuner:{config.tune_budget}"),  # through the registry: the loop names no concrete agent
-        verifier=KloopVerifier(config.device, {"prestart": True, **config.verify}),
+        verifier=_verifier(config),
         wiki=KernelWiki(),
         profiler=VendorProfiler(config.device),
         progress=default_progress(),
         ceiling=DeviceCeiling(config.device),
     )
+
+
+def _verifier(config: RunConfig) -> Verifier:
+    """In this process (`--cluster local`), or over a Ray pool: same verdicts, the worker named in each."""
+    from kloop.loop.verifier import KloopVerifier
+
+    if config.cluster == "local":
+        return KloopVerifier(config.device, {"prestart": True, **config.verify})
+    from kloop.pool.base import open_pool
+    from kloop.pool.verifier import PoolVerifier
+
+    return PoolVerifier(open_pool(config.cluster, config.device), config.device, config.verify)

@@ -112,6 +112,13 @@ def run_all(pool: VerificationPool, jobs: Iterable[VerifyJob],
     return [fut.result() for fut in futures]
 
 
+def check_cluster(cluster: str) -> str:
+    """`--cluster` as given when it names a pool kind (no Ray import: for option parsing)."""
+    if cluster in ("local", "auto") or (cluster.startswith("ray://") and len(cluster) > len("ray://")):
+        return cluster
+    raise BadInput("--cluster", f"unknown cluster {cluster!r} (local, auto or ray://ADDRESS)")
+
+
 def open_pool(cluster: str = "local", device: str = "auto", slots: int | None = None) -> VerificationPool:
     """`local` (the embedded pool), `auto` (a running Ray cluster) or `ray://ADDRESS`."""
     if cluster == "local":
