@@ -214,6 +214,11 @@ def trial_run(folder: Path, source: Path) -> None:
                                       f"{str(exc)[:200]} (line {frame.lineno} of {frame.filename})"]) from None  # fmt: skip
     for oname, value in outputs_as_dict(task.definition, outputs).items():
         problems += _check_output(task.definition, oname, value, workload.axes)
+        source = inputs.get(oname.removesuffix("_out")) if oname.endswith("_out") else None
+        if isinstance(source, torch.Tensor) and isinstance(value, torch.Tensor) and source.shape == value.shape \
+                and source.numel() and torch.equal(source.view(-1).float(), value.view(-1).float()):  # fmt: skip
+            problems.append(f"the reference never writes in-place output {oname!r}: it returns fewer values than the "
+                            f"definition has outputs and leaves input {oname.removesuffix('_out')!r} unchanged")
     if problems:
         raise ImportProblems(source, problems)
 
