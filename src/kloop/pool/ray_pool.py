@@ -75,7 +75,8 @@ class RayPool:
                 ray.init(address=target, log_to_driver=False, logging_level="ERROR")
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise BadInput("--cluster", f"no Ray cluster at {target}: {exc}") from None
-        self.device = "cpu" if device in ("auto", "cpu") and not ray.cluster_resources().get("GPU") else device
+        gpus = ray.cluster_resources().get("GPU")
+        self.device = ("cuda" if gpus else "cpu") if device == "auto" else ("cuda" if device == "gpu" else device)
         self.queue = JobQueue(max_attempts)
         self.poll_s = poll_s
         self.actors: list[_Actor] = []
