@@ -322,14 +322,14 @@ def moe() -> None:
                                  "gemm2_weights_scale": (0.02, 0.06)}, MOE)
     big["tags"].append("gpu")
     (HERE / MOE / "definition.json").write_text(json.dumps({**big, "reference": (HERE / MOE / "reference.py").read_text()}, indent=2) + "\n")
-    _write_workloads(MOE, MOE, rows(MOE, [1, 8, 64, 512]), "workloads.jsonl")
-    _write_workloads(MOE, MOE, rows(MOE, [1, 8, 64, 512]), "workloads_gpu.jsonl")
+    _write_workloads(MOE, MOE, rows(MOE, [8, 1, 64, 512]), "workloads.jsonl")
+    _write_workloads(MOE, MOE, rows(MOE, [8, 1, 64, 512]), "workloads_gpu.jsonl")
     mini = _moe_body(256, 128, {"hidden_states_scale": (0.2, 0.3), "gemm1_weights_scale": (0.2, 0.3),
                                 "gemm2_weights_scale": (0.15, 0.25)}, MOE_MINI)
     mini["description"] += " CPU-sized sibling of the contest's h7168_i2048 definition: same reference, same routing, smaller hidden and intermediate sizes."
     (HERE / MOE_MINI).mkdir(exist_ok=True)
     (HERE / MOE_MINI / "definition.json").write_text(json.dumps({**mini, "reference": (HERE / MOE / "reference.py").read_text()}, indent=2) + "\n")
-    _write_workloads(MOE_MINI, MOE_MINI, rows(MOE_MINI, [1, 7, 32]), "workloads.jsonl")
+    _write_workloads(MOE_MINI, MOE_MINI, rows(MOE_MINI, [32, 7, 1]), "workloads.jsonl")
     for task, name in ((MOE, MOE), (MOE_MINI, MOE_MINI)):
         for folder in ("baseline", "solutions/vectorized", "solutions/reordered"):
             (HERE / task / folder).mkdir(parents=True, exist_ok=True)
