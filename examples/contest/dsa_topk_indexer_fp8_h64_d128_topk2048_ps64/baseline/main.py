@@ -22,7 +22,7 @@ def _scores(q_ptr, kv_ptr, sc_ptr, w_ptr, lens_ptr, bt_ptr, out_ptr, max_pages, 
     q = tl.load(q_ptr + (b * H + hs[:, None]) * D + ds[None, :]).to(tl.float32)  # [H, D]
     k = tl.load(kv_ptr + page.to(tl.int64) * row_bytes + toks[:, None] * D + ds[None, :]).to(tl.float32)  # [PS, D]
     k = k * tl.load(sc_ptr + page.to(tl.int64) * row_floats + toks)[:, None]
-    s = tl.maximum(tl.dot(q, tl.trans(k)), 0.0)  # [H, PS]
+    s = tl.maximum(tl.dot(q, tl.trans(k), input_precision="ieee"), 0.0)  # [H, PS]; fp32, not tf32: ties at the top-k edge
     w = tl.load(w_ptr + b * H + hs)
     final = tl.sum(s * w[:, None], axis=0)
     final = tl.where(valid, final, float("-inf"))
