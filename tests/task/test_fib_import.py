@@ -13,9 +13,9 @@ import torch
 
 from kloop.task.fib_import import ImportProblems, import_fib
 from kloop.task.inputs import heldout_workloads, make_inputs
-from kloop.task.regimes import coverage_inputs
 from kloop.task.load import load_task
 from kloop.task.reference import load_reference, run_reference
+from kloop.task.regimes import coverage_inputs
 
 DATA = Path(__file__).parent / "data" / "fib"
 MOE = DATA / "moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h7168_i2048.json"
@@ -64,8 +64,9 @@ def test_moe_reference_is_bound_by_name_not_by_position(tmp_path: Path) -> None:
     ours = load_reference(task.definition)(*inputs.values())  # kloop's positional call, in definition order
     theirs = reference(**{p: inputs[p] for p in params if p in inputs})  # the rest keep their defaults
     assert ours.shape == (task.workloads[0].axes["seq_len"], 256) and torch.equal(ours, theirs)
-    with pytest.raises(Exception):  # the same positional call on the published function binds wrongly
-        reference(*inputs.values())
+    positional = list(inputs.values())[: params.index("top_k")]  # as many as the reference takes before top_k
+    with pytest.raises((AttributeError, TypeError)):  # positionally, gemm2_weights would receive gemm1_alpha (None)
+        reference(*positional, **{p: inputs[p] for p in params[params.index("top_k"):] if p in inputs})
 
 
 def test_in_place_output_is_renamed_and_says_so(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ verdicts the run already recorded (`verify.json`), so nothing is re-measured her
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +91,7 @@ def export_run(run_dir: Path, dest: Path) -> Exported:
         if not verify_json.is_file():
             result.skipped.append(f"{label}: no verify.json, no trace")
             continue
-        verdict = VerifyResult.model_validate_json(verify_json.read_text(encoding="utf-8"))
+        verdict = VerifyResult.model_validate(_unbounded(json.loads(verify_json.read_text(encoding="utf-8"))))
         traces = to_traces(verdict, task)
         kept = [t for t in traces if t["workload"]["uuid"] in listed]
         if len(kept) < len(traces):
@@ -132,3 +133,14 @@ def _consistent_speedup(trace: dict[str, Any]) -> None:
         return
     latency, reference = performance.get("latency_ms") or 0.0, performance.get("reference_latency_ms") or 0.0
     performance["speedup_factor"] = reference / latency if latency > 0 and reference > 0 else 0.0
+
+
+def _unbounded(data: Any) -> Any:
+    """verify.json writes an unbounded CI end or log_se (inf) as null, which VerifyResult does not read back."""
+    if isinstance(data, dict):
+        return {k: (math.inf if v is None and (k == "log_se") else
+                    [math.inf if x is None else x for x in v] if k.endswith("_ci") and isinstance(v, list) else
+                    _unbounded(v)) for k, v in data.items()}  # fmt: skip
+    if isinstance(data, list):
+        return [_unbounded(x) for x in data]
+    return data

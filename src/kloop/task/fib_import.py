@@ -224,9 +224,22 @@ def _scalars(raw: dict[str, Any], definition: dict[str, Any]) -> dict[str, Any]:
             text = fib_hints.literal_value(raw.get("reference"), None, sname) or fib_hints.literal_value(
                 raw.get("init"), None, sname)
             value = _python_literal(text)
-        if isinstance(value, bool | int | float):
-            found[sname] = value
+        if not isinstance(value, bool | int | float):
+            value = _default_scalar(sname, spec["dtype"], consts)
+        found[sname] = value
     return found
+
+
+def _default_scalar(sname: str, dtype: str, consts: dict[str, int]) -> bool | int | float:
+    """A fixed value for a scalar nothing names: every call of a workload must see the same one."""
+    import math
+
+    if dtype == "bool":
+        return False
+    if not dtype.startswith(("float", "bfloat")):
+        return 1
+    head = next((consts[a] for a in ("head_dim", "head_size", "head_dim_qk") if a in consts), None)
+    return 1 / math.sqrt(head) if "sm_scale" in sname and head else 1.0
 
 
 def _python_literal(text: str | None) -> Any:
