@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"task"},
     {"builder"},
     {"verify"},
+    {"pool"},  # runs verifications (local processes or Ray actors) for the loop and `kloop bench`
     {"wiki"},
     {"profile"},  # reads the wiki for fixes
     {"route"},

@@ -40,7 +40,7 @@ def _verifier(config: RunConfig) -> Verifier:
 
     if config.cluster == "local":
         return KloopVerifier(config.device, {"prestart": True, **config.verify})
-    from kloop.pool.base import open_pool
+    from kloop.pool.open import open_pool
     from kloop.pool.verifier import PoolVerifier
 
     return PoolVerifier(open_pool(config.cluster, config.device), config.device, config.verify)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from kloop.lazy import lazy_exports
 
 _EXPORTS = {
-    **dict.fromkeys(["VerificationPool", "open_pool", "run_all"], "kloop.pool.base"),
+    **dict.fromkeys(["VerificationPool", "run_all"], "kloop.pool.base"), "open_pool": "kloop.pool.open",
     **dict.fromkeys(["Bundle"], "kloop.pool.bundle"),
     **dict.fromkeys(["VerifyJob", "JobOutcome", "WorkerIdentity"], "kloop.pool.job"),
     "LocalPool": "kloop.pool.local",

@@ -117,16 +117,3 @@ def check_cluster(cluster: str) -> str:
     if cluster in ("local", "auto") or (cluster.startswith("ray://") and len(cluster) > len("ray://")):
         return cluster
     raise BadInput("--cluster", f"unknown cluster {cluster!r} (local, auto or ray://ADDRESS)")
-
-
-def open_pool(cluster: str = "local", device: str = "auto", slots: int | None = None) -> VerificationPool:
-    """`local` (the embedded pool), `auto` (a running Ray cluster) or `ray://ADDRESS`."""
-    if cluster == "local":
-        from kloop.pool.local import LocalPool
-
-        return LocalPool(device=device, slots=slots)
-    if cluster == "auto" or cluster.startswith("ray://"):
-        from kloop.pool.ray_pool import RayPool
-
-        return RayPool(address=cluster, device=device)
-    raise BadInput("--cluster", f"unknown cluster {cluster!r} (local, auto or ray://ADDRESS)")

@@ -113,9 +113,10 @@ def bench_command(
 ) -> None:
     """Verify many solutions over the pool: kloop bench TASK... --solutions SOL..."""
     from kloop.device.detect import check_request
-    from kloop.pool.base import open_pool, run_all
+    from kloop.pool.base import run_all
     from kloop.pool.bundle import Bundle
     from kloop.pool.job import VerifyJob
+    from kloop.pool.open import open_pool
     from kloop.pool.verifier import job_options
 
     check_request(device)

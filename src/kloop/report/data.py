@@ -110,3 +110,14 @@ def shapes_of(data: RunData) -> dict[str, dict[str, int]]:
             if not w.get("heldout"):
                 out.setdefault(w["uuid"], dict(w.get("axes") or {}))
     return out
+
+
+def workload_label(w: dict[str, Any]) -> str:
+    """What a row is: a listed workload (its uuid), a held-out shape, or a coverage regime by name."""
+    uuid = str(w.get("uuid", ""))
+    if uuid.startswith("heldout-coverage-"):
+        regime = uuid.removeprefix("heldout-coverage-").split("-", 1)[0]
+        return f"coverage regime '{regime}' (untimed)"
+    if w.get("heldout"):
+        return "held-out shape (untimed)"
+    return uuid[:18]

@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from kloop.report.data import Round, RunData, load_run
+from kloop.report.data import Round, RunData, load_run, workload_label
 from kloop.report.series import regime_series, round_series, sol_fractions, time_series
 from kloop.verify.stats import INTERVAL_METHOD
 
@@ -178,17 +178,6 @@ def _workloads(data: RunData) -> str:
             "<th>speedup (95% CI)</th><th>speed of light</th></tr>")
     return (f"<h2>Per-workload results of {escape(best.candidate)}</h2><section><table id='workloads'>{head}"
             f"{''.join(body)}</table></section>")
-
-
-def workload_label(w: dict[str, Any]) -> str:
-    """What a row is: a listed workload (its uuid), a held-out shape, or a coverage regime by name."""
-    uuid = str(w.get("uuid", ""))
-    if uuid.startswith("heldout-coverage-"):
-        regime = uuid.removeprefix("heldout-coverage-").split("-", 1)[0]
-        return f"coverage regime '{regime}' (untimed)"
-    if w.get("heldout"):
-        return "held-out shape (untimed)"
-    return uuid[:18]
 
 
 def _ms(v: float | None) -> str:

@@ -6,8 +6,7 @@ tables or inject markup.
 
 from __future__ import annotations
 
-from kloop.report.data import RunData
-from kloop.report.html import workload_label
+from kloop.report.data import RunData, workload_label
 from kloop.verify.stats import INTERVAL_METHOD
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from kloop.errors import BadInput
 from kloop.task import fib_hints, fib_reference
+from kloop.task.fib_sizes import ImportProblems
 from kloop.task.fib_sizes import size_workloads as _size
 from kloop.task.fib_sizes import trial_run as _trial
 from kloop.task.fib_sizes import write_task as _write
@@ -32,14 +33,6 @@ from kloop.task.parsing import read_json
 
 __all__ = ["ImportProblems", "Imported", "import_fib"]
 
-
-
-class ImportProblems(BadInput):
-    """Every reason a definition cannot be imported; the command prints one line each."""
-
-    def __init__(self, where: str | Path, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__(where, f"{len(problems)} problem(s): " + "; ".join(problems))
 
 
 @dataclass

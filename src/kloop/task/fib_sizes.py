@@ -17,8 +17,18 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from kloop.errors import BadInput
 from kloop.task.expr import ExpressionError, evaluate, names_in
 from kloop.task.kb_memory import Footprint, human
+
+
+class ImportProblems(BadInput):
+    """Every reason a definition cannot be imported; the command prints one line each."""
+
+    def __init__(self, where: str | Path, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(where, f"{len(problems)} problem(s): " + "; ".join(problems))
+
 
 __all__ = ["BASE_SIZES", "footprint", "size_workloads", "trial_run", "write_task"]
 
@@ -192,8 +202,6 @@ def trial_run(folder: Path, source: Path) -> None:
     """Load the written task and run its reference once on the smallest workload; ImportProblems if it fails."""
     import torch
 
-    from kloop.errors import BadInput
-    from kloop.task.fib_import import ImportProblems
     from kloop.task.inputs import make_inputs
     from kloop.task.load import load_task
     from kloop.task.reference import outputs_as_dict, run_reference
