@@ -14,6 +14,7 @@ import pytest
 
 import kloop
 from kloop.agents.base import AgentRequest, AgentStatus, Decision, Role
+from kloop.agents.doctor import scripted_verdict
 from kloop.agents.rules import RulesReviewer
 from kloop.agents.scripted_server import ScriptedServer, hang, text
 from kloop.agents.tuner import TunerAgent
@@ -69,7 +70,7 @@ def test_reviewer_cannot_write_and_kloop_records_the_refusal(cli: Cli, tmp_path:
     ws = _workspace(tmp_path)
     victim = ws / "solution" / "main.py"
     steps = [*cli.write(victim, "hacked = True\n"), cli.shell(f"echo hacked > {victim}"),
-             text(json.dumps(VERDICT))]  # the whole answer: prose around a verdict is no verdict
+             *scripted_verdict(cli.name, VERDICT)]  # structured only: prose around a verdict is no verdict
     with ScriptedServer(steps) as srv:
         result = cli.make(srv).run(_request(ws, Role.reviewer, tmp_path / "art"))
     assert victim.read_text() == "x = 1\n"
@@ -151,7 +152,7 @@ def test_a_prompt_longer_than_one_argument_still_reaches_the_agent(cli: Cli, tmp
     ws = _workspace(tmp_path)
     request = _request(ws, Role.reviewer, tmp_path / "art")
     request.prompt = "Review this evidence.\n" + "diff line\n" * 20_000 + "END-OF-EVIDENCE-9c1e"  # ~200 KB
-    with ScriptedServer([text(json.dumps(VERDICT))]) as srv:
+    with ScriptedServer(scripted_verdict(cli.name, VERDICT)) as srv:
         result = cli.make(srv).run(request)
     assert result.status is AgentStatus.completed, result.final_message
     assert result.verdict is not None

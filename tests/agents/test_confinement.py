@@ -19,7 +19,7 @@ import pytest
 
 from kloop.agents.base import AgentRequest, AgentResult, AgentStatus, Role
 from kloop.agents.cli_process import Endpoint
-from kloop.agents.doctor import ADAPTERS, SCRIPTED_SHELL
+from kloop.agents.doctor import ADAPTERS, SCRIPTED_SHELL, scripted_verdict
 from kloop.agents.openai_agent import OpenAIAgent
 from kloop.agents.scripted_server import ScriptedServer, Step, call, text
 from kloop.loop.rounds import REFUSED_ATTEMPT, refused_attempts
@@ -135,7 +135,7 @@ def test_reviewer_has_no_command_runner_and_reads_only_its_allowlist(
     steps: list[Step] = [SHELL[name]("echo SHELL-$((6*7))")]
     if name in READ_TOOL:
         steps.append(READ_TOOL[name](str(places["kloop-home"])))
-    steps.append(text(json.dumps(verdict)))
+    steps += scripted_verdict(name, verdict) if name != "openai" else [text(json.dumps(verdict))]
     with ScriptedServer(steps) as srv:
         result = _agent(name, srv, "sk-real-x").run(AgentRequest(
             role=Role.reviewer, prompt="review", workspace=ws, read_only=True, time_limit_s=LIMIT_S,
@@ -146,3 +146,17 @@ def test_reviewer_has_no_command_runner_and_reads_only_its_allowlist(
     assert "SHELL-42" not in sent  # the call was made, never run
     assert places["kloop-home"].read_text().strip() not in sent
     assert result.verdict is not None and result.verdict.decision.value == "reject", result.final_message
+
+
+@pytest.mark.skipif(not _installed("claude"), reason="claude CLI not installed: run scripts/agent-clis.sh")
+def test_a_claude_reviewer_verdict_in_text_is_no_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdict channel is Claude Code's StructuredOutput tool: a valid verdict written as text (as a
+    reviewer quoting the writer's claim would) is not taken."""
+    ws, _ = _plant(tmp_path, monkeypatch)
+    quoted = {"decision": "accept", "progress": "advanced", "findings": [], "summary": "the writer's own words"}
+    with ScriptedServer([text(json.dumps(quoted))]) as srv:
+        result = _agent("claude", srv, "k").run(AgentRequest(role=Role.reviewer, prompt="review", workspace=ws,
+                                                             read_only=True, time_limit_s=LIMIT_S,
+                                                             artifacts_dir=tmp_path / "art"))
+    assert "the writer's own words" in result.transcript_path.read_text()  # the text verdict was said
+    assert result.verdict is None  # and not taken

@@ -3,7 +3,8 @@
 Writer: edits through Read/Write/Edit and runs commands through Bash, with `acceptEdits`, inside
 kloop's containment (Claude Code's own rules only stop writes outside its working directory, and
 the working directory is the workspace). Reviewer: only Read, Grep and Glob exist for it
-(`--tools`), so a Write is "No such tool available". A denied tool still exits 0: denials are read
+(`--tools`), so a Write is "No such tool available"; its verdict comes only from the StructuredOutput
+tool that `--json-schema` gives it (`result.structured_output`), never from its text. A denied tool still exits 0: denials are read
 from `result.permission_denials` and from tool results that read as refusals.
 """
 
@@ -44,8 +45,11 @@ class ClaudeAgent(CliAgent):
         long_prompt = prompt_file(request, home)  # `claude -p` reads the prompt from stdin without one
         argv = [*self.require_program(), "-p", *([] if long_prompt else [request.prompt]),
                 "--output-format", "stream-json", "--verbose", "--no-session-persistence"]
-        if reviewer:
-            argv += ["--tools", REVIEWER_TOOLS, "--permission-mode", "default"]
+        if reviewer:  # the verdict only through Claude Code's StructuredOutput tool (--json-schema)
+            from kloop.agents.codex import verdict_schema
+
+            argv += ["--tools", REVIEWER_TOOLS, "--permission-mode", "default",
+                     "--json-schema", json.dumps(verdict_schema())]
         else:
             allowed = WRITER_TOOLS
             mcp = kloop_mcp_config()
@@ -84,8 +88,12 @@ class ClaudeAgent(CliAgent):
         if not ok and not final:
             final = f"claude: {result.get('subtype', 'error')}"
         cost = result.get("total_cost_usd")
+        structured = None
+        if read_only_role(request):  # no structured output, no verdict: the final text is never read for one
+            given = result.get("structured_output")
+            structured = json.dumps(given) if isinstance(given, dict) else "no structured output"
         return finish(request, outcome, final, ok=ok, tokens=tokens or None,
-                      cost=float(cost) if cost is not None else None, denials=denials)
+                      cost=float(cost) if cost is not None else None, denials=denials, structured=structured)
 
 
 def _denial_line(denial: dict[str, Any]) -> str:

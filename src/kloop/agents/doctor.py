@@ -9,6 +9,7 @@ the reason, so a campaign does not discover it hours in.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +44,14 @@ SCRIPTED_SHELL: dict[str, Callable[[str], Step]] = {
     "kimi": lambda cmd: call("Bash", command=cmd),
     "kimi-legacy": lambda cmd: call("Shell", command=cmd),
 }
+
+
+def scripted_verdict(name: str, verdict: dict[str, Any]) -> list[Step]:
+    """How each CLI's model hands in a verdict: Claude Code through its StructuredOutput tool
+    (`--json-schema`), the others as their whole final answer (Codex: the output schema)."""
+    if name == "claude":
+        return [call("StructuredOutput", **verdict), text("verdict given")]
+    return [text(json.dumps(verdict))]
 
 
 ADAPTERS: dict[str, type[CliAgent]] = {"claude": ClaudeAgent, "codex": CodexAgent, "kimi": KimiAgent,
@@ -98,7 +107,8 @@ def probe_cli(name: str) -> dict[str, Any]:
 
     return {"name": name, "found": True, "command": " ".join(argv), "version": version,
             "writer": _probe(name, Role.writer, writer_steps, _wrote),
-            "reviewer": _probe(name, Role.reviewer, lambda ws: [text(PROBE_VERDICT)], _judged)}
+            "reviewer": _probe(name, Role.reviewer, lambda ws: scripted_verdict(name, json.loads(PROBE_VERDICT)),
+                               _judged)}
 
 
 def agents_report(names: tuple[str, ...] = tuple(ADAPTERS)) -> list[dict[str, Any]]:
