@@ -8,7 +8,7 @@
 
 For each `tests/trace/fi_trace_out/*.json` at the repository's HEAD: `kloop task import-fib` (exit
 0 = imported; otherwise its error lines are the reason), then an A/A: `kloop verify TASK REF
---no-timing --json` where REF is the definition's own reference packed as a python solution.
+--no-timing --workloads 1 --heldout 1 --json` where REF is the definition's own reference packed as a python solution.
 Writes `results.jsonl` (one line per definition) and `summary.md` (counts + one reason each).
 """
 
@@ -49,7 +49,7 @@ def aa(task: Path, work: Path, timeout: float) -> dict:
     started = time.monotonic()
     try:
         proc = subprocess.run([*KLOOP, "verify", str(task), str(solution), "--no-timing", "--json", str(verdict),
-                               "--heldout", "1"], capture_output=True, text=True, timeout=timeout)  # fmt: skip
+                               "--heldout", "1", "--workloads", "1"], capture_output=True, text=True, timeout=timeout)  # fmt: skip
     except subprocess.TimeoutExpired:
         return {"aa": "timeout", "aa_reason": f"A/A did not finish in {timeout:g} s on this CPU", "aa_s": timeout}
     row: dict = {"aa_rc": proc.returncode, "aa_s": round(time.monotonic() - started, 1)}
