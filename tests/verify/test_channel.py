@@ -92,3 +92,63 @@ def test_timeout_and_close_are_distinct(pair: tuple[Channel, Channel]) -> None:
     left.close()
     with pytest.raises(ChannelClosed):
         right.recv(timeout_s=5)
+
+
+# -- issue 29: replies are untrusted data ---------------------------------------------------------
+def _raw_frame(body: bytes) -> bytes:
+    return MAGIC + struct.pack("!II", len(body), 0) + body
+
+
+@pytest.mark.parametrize("depth", [33, 1000, 200_000])
+def test_deeply_nested_headers_are_protocol_violations_not_recursion_errors(pair: tuple[Channel, Channel],
+                                                                            depth: int) -> None:  # fmt: skip
+    left, right = pair
+    import threading
+
+    body = b'{"op": "run", "x": ' + b"[" * depth + b"]" * depth + b"}"
+    sender = threading.Thread(target=left.sock.sendall, args=(_raw_frame(body),))  # larger than the socket buffer
+    sender.start()
+    with pytest.raises(ProtocolViolation, match="nest|not JSON"):
+        right.recv(timeout_s=30)
+    sender.join(10)
+
+
+def test_headers_within_the_depth_bound_still_pass(pair: tuple[Channel, Channel]) -> None:
+    left, right = pair
+    nested: list = []
+    inner = nested
+    for _ in range(30):
+        inner.append([])
+        inner = inner[0]
+    left.send({"op": "x", "deep": nested})
+    header, _ = right.recv(timeout_s=5)
+    assert header["deep"] == nested
+
+
+@pytest.mark.parametrize(("op", "reply", "field"), [
+    ("run", {"ok": True, "outputs": "all fine"}, "outputs"),
+    ("run", {"ok": True, "new_threads": 7}, "new_threads"),
+    ("run", {"ok": True, "input_digests": ["x"]}, "input_digests"),
+    ("run", {"ok": True, "outputs": [{"index": "0", "type": "t", "exact_type": True}]}, "outputs.0.index"),
+    ("load", {"ok": "yes"}, "ok"),
+    ("load", {"ok": True, "destination_passing": [1]}, "destination_passing"),
+    ("build", {"ok": True, "manifest": "m"}, "manifest"),
+    ("batch_report", {"ok": True, "times_ns": [1.5]}, "times_ns.0"),
+    ("run", {"ok": True, "error": "e" * 30_000}, "error"),
+])  # fmt: skip
+def test_reply_schemas_name_the_wrong_field(op: str, reply: dict, field: str) -> None:
+    from kloop.verify.replies import validate
+
+    with pytest.raises(ProtocolViolation, match=f"malformed {op} reply: {field}"):
+        validate(op, reply)
+
+
+def test_well_formed_replies_pass_their_schemas() -> None:
+    from kloop.verify.replies import validate
+
+    validate("run", {"ok": True, "outputs": [{"index": 0, "type": "torch.Tensor", "exact_type": True,
+                                              "dtype": "float32", "shape": [8, 64]}],
+                     "input_digests": {"x": "ab" * 32}, "elapsed_ns": 5, "new_threads": [], "violations": [],
+                     "nonce": "n", "op": "run"})  # fmt: skip
+    validate("load", {"ok": False, "kind": "compile", "error": "boom", "filesystem": None})
+    validate("hello", {"op": "hello", "pid": 1, "torch": "2.13"})
