@@ -1,8 +1,8 @@
-"""Fit KernelWiki's history ranker (src/kloop/wiki/ranker.json) on the real-history questions.
+"""Fit KernelWiki's ranker (src/kloop/wiki/ranker.json) on the real-history questions.
 
     .venv/bin/python bench/wiki_real/train_ranker.py [--db /tmp/wiki_real.sqlite] [--write]
 
-Every history question of questions.jsonl except the blind splits gives one list of candidates
+Every question of the training splits of questions.jsonl, however it is phrased, gives one list of candidates
 (what `kloop wiki search` weighs) and the one that is its answer. The model is linear in
 ranker.features; it is fitted by listwise softmax (the answer's log-probability among its
 question's candidates) with an L2 penalty on standardized features, by L-BFGS.
@@ -51,7 +51,8 @@ def is_answer(sha: str | None, truth: list[str]) -> bool:
 
 
 def load(db: Path) -> tuple[list[Question], int]:
-    """The history questions of the training splits, and how many questions were not history questions."""
+    """The questions of the training splits, and how many of them are not phrased as history questions
+    (searched like the others since every phrasing takes one ranking; counted for the record)."""
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
     rows = [r for r in rows if r["split"] in TRAIN_SPLITS]
     questions: list[Question] = []
@@ -59,9 +60,7 @@ def load(db: Path) -> tuple[list[Question], int]:
     with WikiStore(db) as store:
         for row in rows:
             history, intro, found = store.candidates(row["question"])
-            if not history:
-                skipped += 1
-                continue
+            skipped += not history
             x = np.array([list(features(c, intro).values()) for _, c in found], dtype=float).reshape(-1, len(FEATURES))
             answers = np.array([i for i, (sha, _) in enumerate(found) if is_answer(sha, row["truth"])], dtype=int)
             questions.append(Question(row["id"], row["split"], row["vendor"], x, answers))
@@ -150,7 +149,7 @@ def main() -> int:
     args = parser.parse_args()
     questions, skipped = load(args.db)
     reachable = sum(1 for q in questions if len(q.answers))
-    print(f"{len(questions)} history questions ({skipped} not read as history), answer among candidates in {reachable}")
+    print(f"{len(questions)} questions ({skipped} not phrased as history), answer among candidates in {reachable}")
     tables = {p: cross_validate(questions, p) for p in PENALTIES}
     score = {p: sum(t["all"][v][1] + t["all"][v][2] for v in ("amd", "nvidia")) for p, t in tables.items()}
     for p in PENALTIES:

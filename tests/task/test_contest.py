@@ -33,8 +33,9 @@ CPU_TASKS = [GDN_DECODE, GDN_PREFILL, DSA_INDEXER, DSA_ATTN, MOE_MINI]
 ALL_TASKS = [*CPU_TASKS, MOE]
 
 
-def _verify(task: str, solution: Path, *extra: str) -> tuple[int, dict]:
-    out = solution.parent / f"{solution.name}-verdict.json"
+def _verify(task: str, solution: Path, out_dir: Path, *extra: str) -> tuple[int, dict]:
+    """The verdict of `kloop verify`, written outside the repository (the committed verdicts stay as the loop left them)."""
+    out = out_dir / f"{solution.name}-verdict.json"
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     proc = subprocess.run([sys.executable, "-m", "kloop.cli", "verify", str(CONTEST / task), str(solution),
                            "--device", "cpu", "--no-timing", "--json", str(out), *extra],
@@ -84,18 +85,18 @@ def test_moe_reference_binds_inputs_by_name() -> None:
 
 
 @pytest.mark.parametrize("name", CPU_TASKS)
-def test_contest_baseline_verifies_on_cpu(name: str) -> None:
+def test_contest_baseline_verifies_on_cpu(tmp_path: Path, name: str) -> None:
     """The first listed workload, its held-out draws and the coverage regimes (the Triton baselines run
     in the interpreter: every workload of the sparse attention takes minutes on a loaded box)."""
-    rc, verdict = _verify(name, CONTEST / name / "baseline", "--workloads", "1")
+    rc, verdict = _verify(name, CONTEST / name / "baseline", tmp_path, "--workloads", "1")
     assert rc == 0 and verdict["status"] == "PASSED", _failed(verdict)
     assert any(w["uuid"].startswith("heldout-coverage-") for w in verdict["workloads"])
 
 
 @pytest.mark.parametrize("name", CPU_TASKS)
 @pytest.mark.parametrize("rewrite", ["vectorized", pytest.param("reordered", marks=pytest.mark.slow)])
-def test_contest_honest_rewrites_pass(name: str, rewrite: str) -> None:
-    rc, verdict = _verify(name, CONTEST / name / "solutions" / rewrite)
+def test_contest_honest_rewrites_pass(tmp_path: Path, name: str, rewrite: str) -> None:
+    rc, verdict = _verify(name, CONTEST / name / "solutions" / rewrite, tmp_path)
     assert rc == 0 and verdict["status"] == "PASSED", _failed(verdict)
 
 
@@ -120,6 +121,6 @@ def test_contest_wrong_case_is_rejected(tmp_path: Path, name: str, why: str, edi
     source = (solution / "main.py").read_text()
     assert source.count(edit[0]) == 1, f"the edit for {why!r} no longer matches the vectorized rewrite"
     (solution / "main.py").write_text(source.replace(edit[0], edit[1]))
-    rc, verdict = _verify(name, solution, "--workloads", "1")
+    rc, verdict = _verify(name, solution, tmp_path, "--workloads", "1")
     assert rc == 1 and verdict["status"] == "INCORRECT_NUMERICAL", (why, verdict.get("status"), _failed(verdict))
     assert any(c["name"] == "numeric" and not c["passed"] for c in verdict["checks"]), why

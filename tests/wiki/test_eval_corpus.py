@@ -48,5 +48,5 @@ def test_recall_at_5_meets_target(corpus) -> None:
     sets = wiki_eval.load_questions(manifest)
     rows = [row for rows in sets.values() for row in rows]
     assert len(sets["questions"]) >= 40
-    _, recall5, misses = wiki_eval.evaluate(store, rows, lambda q: store.search(q, k=5))
+    _, recall5, misses = wiki_eval.evaluate(store, rows, lambda q, kind: store.search(q, k=5, kind=kind))
     assert recall5 >= 0.9, misses

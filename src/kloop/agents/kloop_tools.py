@@ -63,7 +63,8 @@ def wiki_search(query: str, *, k: int = 5, vendor: str | None = None, arch: str 
 
     with WikiStore(db) as store:
         hits = store.search(query, k=max(1, min(int(k), 20)), vendor=vendor, arch=arch)
-    return render_for_agent(hits)
+        guidance = store.guidance(query, vendor=vendor, arch=arch, shown=frozenset(h.id for h in hits))
+    return render_for_agent(hits, guidance)
 
 
 def wiki_show(entry_id: str, *, db: Path | None = None) -> str:

@@ -1,8 +1,11 @@
-"""What a question asks for, read from its words: history ("which commit added X") or how-to.
+"""What a question asks for, read from its words: a first introduction, a move, a vendor, a repository.
 
-History questions want commits, so cards are weighed down; introduction questions ("when was X
-added", "first") favour commits that added kernel files. The word lists are data; the factors
-were set on the tune split of bench/wiki_real (see docs/wiki.md), never on its held-back third.
+Whether a question is phrased as history ("which commit added X") or as a how-to, a symptom or a
+few keywords no longer decides how it is searched: every phrasing takes the same retrieval and the
+same ranker (search.py), so a paraphrase finds the same evidence. `history` is kept as what the
+words say, for reports and tests. Introduction questions ("when was X added", "first") favour
+commits that added kernel files. The word lists are data; the factors were set on the training
+splits of bench/wiki_real (see docs/wiki.md), never on a blind one.
 """
 
 from __future__ import annotations
@@ -42,18 +45,15 @@ QUESTION_ONLY = frozenset(["commit", "commits", "pr", "prs", "history"])
 class Intent:
     """How to weigh kinds of entries for one query."""
 
-    history: bool = False
+    history: bool = False  # phrased as a history question (read, not acted on: every phrasing is searched alike)
     introduction: bool = False
-    card_factor: float = 1.0
     intro_boost: float = 0.0
     vendor: str | None = None  # the vendor the question names (MI300, gfx950, mfma -> amd)
     repos: tuple[str, ...] = ()  # the repositories the question names (lower-case short names)
     moves: bool = False  # the question asks about a move or rename: such commits are not down-weighted
 
 
-# Scores multiply: a card's score under a history question, an entry that adds kernel files
-# under an introduction question.
-CARD_FACTOR_HISTORY = 0.35
+# Scores multiply: an entry that adds kernel files under an introduction question.
 INTRO_BOOST = 0.3
 # An entry of the vendor / repository the question names counts this much more.
 VENDOR_BOOST = 0.5
@@ -88,7 +88,6 @@ def read_intent(query: str, aliases: AliasTable | None = None) -> Intent:
         named += [REPO_WORDS[w] for w in tokens if w in REPO_WORDS]
         repos = tuple(dict.fromkeys(named))
     return Intent(
-        history=history, introduction=intro,
-        card_factor=CARD_FACTOR_HISTORY if history else 1.0, intro_boost=INTRO_BOOST if intro else 0.0,
-        vendor=vendor, repos=repos, moves=history and bool(words & MOVE_WORDS),
+        history=history, introduction=intro, intro_boost=INTRO_BOOST if intro else 0.0,
+        vendor=vendor, repos=repos, moves=bool(words & MOVE_WORDS),
     )

@@ -31,11 +31,21 @@ def _provenance(source_repo: str | None, url: str | None, commit: str | None, pr
     return ", ".join(parts) or "unknown"
 
 
-def render_for_agent(hits: list[Hit]) -> str:
-    """Search hits as a prompt section: id, confidence, provenance, and the fenced untrusted snippet."""
-    if not hits:
+def render_for_agent(hits: list[Hit], guidance: list[Hit] | None = None) -> str:
+    """Search hits as a prompt section: id, confidence, provenance, and the fenced untrusted snippet;
+    then the guidance (cards) for the same question, labelled as such."""
+    if not hits and not guidance:
         return "KernelWiki: no entries matched."
     lines = ["## KernelWiki results", UNTRUSTED_NOTICE, ""]
+    lines += _agent_hits(hits)
+    if guidance:
+        lines += ["", "### Guidance (curated cards for the same question)"] + _agent_hits(guidance)
+    lines.append("Cite entries by their [id] and confidence; follow sources with `kloop wiki show ID --follow-sources`.")
+    return "\n".join(lines)
+
+
+def _agent_hits(hits: list[Hit]) -> list[str]:
+    lines = []
     for rank, hit in enumerate(hits, start=1):
         src = hit.source
         lines.append(
@@ -43,8 +53,7 @@ def render_for_agent(hits: list[Hit]) -> str:
             f"source: {_provenance(src.repo, src.url, src.commit, src.pr)}"
         )
         lines.append(fence(f"{hit.title}\n{hit.snippet}", "untrusted-upstream-text"))
-    lines.append("Cite entries by their [id] and confidence; follow sources with `kloop wiki show ID --follow-sources`.")
-    return "\n".join(lines)
+    return lines
 
 
 def render_entry(entry: WikiEntry, *, follow_sources: bool = False, commit_text: str | None = None) -> str:

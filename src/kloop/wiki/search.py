@@ -1,9 +1,10 @@
 """Ranking for WikiStore.search: BM25 passes fused, weighed to the question, bounded so big wikis stay fast.
 
 Pass one matches the words the user typed; the next ones the alias synonyms and related terms,
-weighted lower. The fused scores are then fitted to what the question asks (intent.py): history
-questions prefer commits whose titles spell the question, introduction questions the commits
-that created the files asked about.
+weighted lower. Every phrasing (history, how-to, symptom, keywords) takes the same passes and the
+same weighing, so a paraphrase ranks the same evidence: commits whose titles, diffs or created
+files spell the question's words join the candidates, and the ranker (or the hand weights) orders
+them; introduction questions (intent.py) favour the commits that created the files asked about.
 FTS5 computes bm25 for every matching row (~4 us each), so on a big wiki each pass ranks only
 its rarest phrases, up to ROW_BUDGET matching rows in all; common phrases carry little BM25
 weight anyway. A lone phrase commoner than that is ranked over its newest ROW_BUDGET matches.
@@ -75,9 +76,9 @@ FILE_BONUS = 1.5
 # 1.5 or 2.0 -> 0.833 / 0.944, 3.0 -> 0.852 / 0.944 (2.0: mid-plateau); FIRST_MIN 0.5 or 0.75 cost r@1.
 FIRST_BONUS = 2.0
 FIRST_MIN = 1.0
-# A build / CI / tooling commit (kept only as history) counts this much under a how-to question.
-HISTORY_ONLY_FACTOR = 0.3
-# A move / format / lint commit under a history question counts this much.
+# A card or topic page (guidance) counts this much against commits (evidence), under any phrasing.
+CARD_FACTOR = 0.35
+# A move / format / lint commit counts this much, unless the question asks about a move.
 MECHANICAL_FACTOR = 0.5
 # Candidates taken from each pass before fusing and weighing their scores (50 on the tune split of
 # bench/wiki_real: recall@1 / @5 0.778 / 0.870; 100: 0.796 / 0.889; 200: 0.796 / 0.889). The first commit
@@ -148,22 +149,20 @@ def _oldest_best(values: dict[int, float], dates: dict[int, float | None], at_le
 
 
 def _hand_factor(c: Candidate, intent: Intent, titled: bool) -> float:
-    """The hand-set weighing: how-to questions always, history questions when no model is shipped."""
+    """The hand-set weighing, where no ranker is shipped (or `--hand` compares against it)."""
     factor = 1.0
     if titled and not c.is_card:
         factor *= (1.0 + TITLE_BONUS * c.title) * (1.0 + FILE_BONUS * c.file)
         if c.first:
             factor *= 1.0 + FIRST_BONUS
     if c.is_card:
-        factor *= intent.card_factor
+        factor *= CARD_FACTOR
     elif intent.introduction:
         if c.adds_kernel:
             factor *= 1.0 + intent.intro_boost
         factor *= 1.0 + DATE_BOOST * c.older  # the older of two close candidates is likelier the introduction
     if c.mechanical:
         factor *= MECHANICAL_FACTOR
-    if c.history_only and not intent.history:
-        factor *= HISTORY_ONLY_FACTOR
     if c.same_vendor:
         factor *= 1.0 + VENDOR_BOOST
     if c.same_repo:
@@ -190,7 +189,8 @@ def named_identifiers(query: str, repositories: frozenset[str] = frozenset()) ->
 def evidence_first(ranked: list[tuple[int, float]], cards: frozenset[int]) -> list[tuple[int, float]]:
     """Cards and docs (guidance) never push commits and PRs (evidence) out of the top: where any evidence
     matched, the first hit is evidence and guidance takes at most GUIDANCE_SLOTS of the first TOP_SLOTS.
-    Otherwise the weighed order stands (a merge of the two lists by rank under those two limits)."""
+    Otherwise the weighed order stands (a merge of the two lists by rank under those limits). Guidance
+    has its own labelled list besides (`kloop wiki search` prints it; `kind="card"` asks for it)."""
     evidence = [row for row in ranked if row[0] not in cards]
     guidance = [row for row in ranked if row[0] in cards]
     if not evidence or not guidance:
@@ -222,7 +222,7 @@ class Pool:
 
     intent: Intent
     scores: dict[int, float]
-    groups: list[list[list[str]]]  # the question's content words as spellings (history questions only)
+    groups: list[list[list[str]]]  # the question's content words as spellings
     terms: list[str]  # what snippets mark
     names: list[tuple[str, ...]]  # identifiers the question gives, as token lists
 
@@ -233,7 +233,7 @@ class FtsSearch:
     def __init__(self, db: sqlite3.Connection, aliases: AliasTable, model: RankModel | None = None) -> None:
         self.db = db
         self.aliases = aliases
-        self.model = model  # weighs history questions' candidates; None: the hand weights
+        self.model = model  # weighs every question's candidates; None: the hand weights
         self._df: dict[str, int] = {}
         self._df_total = -1
 
@@ -271,7 +271,7 @@ class FtsSearch:
     def _gather(self, query: str, k: int, filters: dict[str, str | None], expand: bool) -> Pool:
         """The candidates' fused BM25 scores, with the question's intent, content groups and terms."""
         intent = read_intent(query, self.aliases)
-        parsed = parse_query(query, self.aliases, expand=expand, drop=QUESTION_ONLY if intent.history else frozenset())
+        parsed = parse_query(query, self.aliases, expand=expand, drop=QUESTION_ONLY)
         merged = {**parsed.filters, **{key: value for key, value in filters.items() if value}}
         where, params = self.filter_sql(merged)
         if not parsed.clauses:
@@ -283,7 +283,7 @@ class FtsSearch:
         passes = (
             (parsed.clauses, 1.0, ROW_BUDGET),
             (synonyms, SYNONYM_WEIGHT, ROW_BUDGET // 2),
-            (self._joined(query, parsed.clauses) if intent.history else [], SYNONYM_WEIGHT, ROW_BUDGET // 2),
+            (self._joined(query, parsed.clauses), SYNONYM_WEIGHT, ROW_BUDGET // 2),
             (related, EXPANSION_WEIGHT, ROW_BUDGET // 2),
         )
         weights = INTRO_COLUMN_WEIGHTS if intent.introduction else COLUMN_WEIGHTS
@@ -293,15 +293,15 @@ class FtsSearch:
             kept, capped = self._plan(phrases, budget)
             for rowid, rank in self._rank(" OR ".join(kept), where, params, pool, capped, budget, query, weights):
                 scores[rowid] = scores.get(rowid, 0.0) - weight * rank
-        title_groups = self._title_groups(query) if intent.history else []
-        if intent.history and parsed.clauses:
+        title_groups = self._title_groups(query)
+        if parsed.clauses:
             # commits whose titles match best join too, however long the bodies that outrank them
             # ("Tkw1 (#236)", "Gemm+Bilinear (#316)": the terse first commit of a technique)
             kept, capped = self._plan(parsed.clauses + synonyms, ROW_BUDGET)
             titled = self._rank(" OR ".join(kept), where, params, TITLE_CANDIDATES, capped, ROW_BUDGET, query,
                                 TITLE_COLUMN_WEIGHTS)
             self._join([rowid for rowid, _ in titled if rowid not in scores], passes, scores, weights)
-        names = named_identifiers(query, self._repo_names()) if intent.history else []
+        names = named_identifiers(query, self._repo_names())
         if names:
             # the oldest commits whose diffs spell a name the question gives (`get_best_configs`) join too
             self._join(self._name_bearers(names, where, params, scores), passes, scores, weights)
@@ -388,12 +388,12 @@ class FtsSearch:
         return groups
 
     def _weigh(self, pool: Pool, query: str) -> dict[int, float]:
-        """Fit the ranking to the question: the learned model for history questions, hand weights otherwise."""
+        """Fit the ranking to the question: the learned model where one is shipped, the hand weights otherwise."""
         scores, intent = pool.scores, pool.intent
         if not scores:
             return scores
         candidates = self._read_candidates(pool, query)
-        if intent.history and self.model is not None:
+        if self.model is not None:
             return _softmax({c.rowid: self.model.score(c, intent.introduction) for c in candidates})
         return {c.rowid: c.bm25 * _hand_factor(c, intent, bool(pool.groups)) for c in candidates}
 
@@ -430,7 +430,7 @@ class FtsSearch:
             candidates.append(Candidate(
                 rowid=rowid, bm25=scores[rowid], kind=kind,
                 adds_kernel='"git:adds-kernel-files"' in labels, history_only='"git:history-only"' in labels,
-                mechanical=intent.history and not intent.moves and '"git:mechanical"' in labels,
+                mechanical=not intent.moves and '"git:mechanical"' in labels,
                 same_vendor=bool(intent.vendor) and vendor == intent.vendor,
                 same_repo=short in asked,
                 other_repo=bool(asked) and is_entry and bool(short) and short not in asked,

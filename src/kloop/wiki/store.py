@@ -191,8 +191,15 @@ class WikiStore:
         filters = {"vendor": vendor, "arch": arch, "tag": tag, "kind": kind}
         return self._search.search(query, k, filters, expand=expand)
 
+    def guidance(self, query: str, k: int = 3, vendor: str | None = None, arch: str | None = None,
+                 shown: frozenset[str] = frozenset()) -> list[Hit]:  # fmt: skip
+        """The cards for `query`, ranked among cards alone: the labelled list beside the evidence, since in
+        the one ranking every phrasing shares, cards take at most one of the first five places."""
+        hits = self.search(query, k + len(shown), vendor=vendor, arch=arch, kind="card")
+        return [hit for hit in hits if hit.id not in shown][:k]
+
     def use_ranker(self, model: RankModel | None) -> None:
-        """Weigh history questions by `model` from now on (None: the hand-set factors, for comparison)."""
+        """Weigh every question by `model` from now on (None: the hand-set factors, for comparison)."""
         self._search.model = model
 
     def candidates(self, query: str) -> tuple[bool, bool, list[tuple[str | None, Candidate]]]:
