@@ -40,12 +40,15 @@ HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "wiki_real" / "questions.jsonl"
 Search = Callable[[str], list[Hit]]
 Times = dict[str, tuple[float, float]]  # question id -> (wall ms, CPU ms) of one search
-SPLITS = ("tune", "held", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12")
+SPLITS = ("tune", "held", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
+          "fresh13")
 QUESTION_WORDS = frozenset(["commit", "commits", "added", "add", "introduced", "introduce", "first", "land", "landed"])
 
 
 def load_questions(split: str) -> list[dict]:
-    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    """questions.jsonl, and each later set kept in its own file (fresh13.jsonl: four styles, frozen apart)."""
+    files = [QUESTIONS, *sorted(QUESTIONS.parent.glob("fresh*.jsonl"))]
+    rows = [json.loads(line) for path in files for line in path.read_text().splitlines() if line.strip()]
     return [r for r in rows if split == "all" or r["split"] == split]
 
 
@@ -176,10 +179,12 @@ def latency(times: Times) -> dict[str, float]:
 
 
 def summarize(questions: list[dict], ranks: list[int | None]) -> dict[str, dict[str, float]]:
-    """recall@1 and recall@5 per repository, per vendor and overall."""
+    """recall@1 and recall@5 per repository, per vendor, per style (where a set writes one) and overall."""
     groups: dict[str, list[int | None]] = defaultdict(list)
     for q, r in zip(questions, ranks, strict=True):
-        for key in (q["repo"], f"vendor:{q['vendor']}", "all"):
+        styles = (f"style:{q['style']}",) if q.get("style") else ()
+        styles += ("style:no-title-words",) if q.get("no_title_words") else ()
+        for key in (q["repo"], f"vendor:{q['vendor']}", *styles, "all"):
             groups[key].append(r)
     return {
         key: {"n": len(rs), "r@1": round(sum(r == 1 for r in rs) / len(rs), 3),
@@ -218,7 +223,7 @@ def print_table(title: str, baseline: dict, kloop: dict, semantic: dict | None =
     print(f"\n{title}")
     extra = f"  {'sem r@1':>8} {'sem r@5':>8}" if semantic else ""
     print(f"{'group':28} {'n':>3}  {'grep r@1':>8} {'grep r@5':>8}  {'kloop r@1':>9} {'kloop r@5':>9}{extra}")
-    for key in sorted(kloop, key=lambda k: (k == "all", k.startswith("vendor:"), k)):
+    for key in sorted(kloop, key=lambda k: (k == "all", k.startswith("vendor:"), k.startswith("style:"), k)):
         b, s = baseline[key], kloop[key]
         extra = f"  {semantic[key]['r@1']:>8.3f} {semantic[key]['r@5']:>8.3f}" if semantic else ""
         print(f"{key:28} {s['n']:>3}  {b['r@1']:>8.3f} {b['r@5']:>8.3f}  {s['r@1']:>9.3f} {s['r@5']:>9.3f}{extra}")

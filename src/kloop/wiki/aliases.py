@@ -199,10 +199,15 @@ class AliasTable:
         return self.repo_vendor.get(repo.lower().rsplit("/", 1)[-1])
 
 
+# libyaml's parser where PyYAML was built with it: the shipped table parses in ~15 ms instead of ~150,
+# most of `kloop wiki search`'s start-up.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_alias_table(text: str, where: str) -> AliasTable:
     """Parse and validate an alias file; BadInput names `where` on any problem."""
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=SAFE_LOADER)
         spec = AliasFile.model_validate(raw)
     except yaml.YAMLError as exc:
         raise BadInput(where, f"not valid YAML: {exc}") from None
