@@ -21,7 +21,7 @@ CHECKS: dict[str, tuple[VerifyStatus, str]] = {
     "memory": (S.RUNTIME_ERROR, "the sandbox stays under its memory limit"),
     "protocol": (S.REJECTED, "the channel carries exactly the replies the supervisor asked for"),
     "sandbox_policy": (S.REJECTED, "no task files, other processes or paths outside the sandbox touched"),
-    "background_threads": (S.REJECTED, "no Python threads left running after a call returns"),
+    "background_threads": (S.REJECTED, "no thread or process the candidate started works after a call returns (idle ones may stay)"),
     "exact_type": (S.REJECTED, "outputs are plain torch.Tensor (no subclass, lazy or fake tensor)"),
     "shape": (S.INCORRECT_SHAPE, "output count and shapes match the definition"),
     "dtype": (S.INCORRECT_DTYPE, "output dtypes match the definition"),

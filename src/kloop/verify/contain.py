@@ -144,9 +144,14 @@ def _reach(paths: list[str], read_only: list[str], stage: str) -> list[str]:
     """Shell lines that make `paths` reachable to an unprivileged uid at their own path.
 
     A path below a directory closed to others (the interpreter under /root/.pyenv, a build cache
-    under /root/.kloop) is bound aside, a tmpfs (mode 755) covers that directory, and the path is
-    moved back onto it: the box sees only what it needs of /root, and nothing else there.
-    `read_only` paths are bound read-only (the build cache), wherever they are.
+    under /root/.kloop, the box's own dir under pytest's 0700 tmp) is bound aside, a tmpfs (mode
+    755) covers that directory, and the path is moved back onto it: the box sees only what it
+    needs of /root, and nothing else there. The aside is a private tmpfs on `stage` (/dev, which
+    the box's own /dev covers afterwards): a stage below a covered directory (the box's dir, when
+    TMPDIR and the build cache share a closed ancestor) vanished under the cover, and every
+    sandbox died at `mount --move` (status 32). `read_only` paths are bound read-only (the build
+    cache), wherever they are. The shell then re-enters its working directory by path, so the
+    box's cwd is the reachable copy.
     """
     q = shlex.quote
     lines: list[str] = []
@@ -157,15 +162,20 @@ def _reach(paths: list[str], read_only: list[str], stage: str) -> list[str]:
             hidden.setdefault(ancestor, []).append(path)
         elif path in read_only:
             lines.append(f"mount --bind {q(path)} {q(path)}")
+    if hidden:
+        lines.append(f"mount -t tmpfs -o size=1m,mode=700 kloop-stage {q(stage)}")
     n = 0
-    for ancestor, inside in hidden.items():
-        staged = []
+    staged = []
+    for inside in hidden.values():
         for path in inside:
             n += 1
             lines += [f"mkdir -p {q(stage)}/{n}", f"mount --bind {q(path)} {q(stage)}/{n}"]
             staged.append((f"{stage}/{n}", path))
+    for ancestor in hidden:  # every path is aside before any cover goes on
         lines.append(f"mount -t tmpfs -o size=1m,nosuid,nodev,mode=755 kloop-hide {q(ancestor)}")
-        lines += [f"mkdir -p {q(path)} && mount --move {q(src)} {q(path)}" for src, path in staged]
+    lines += [f"mkdir -p {q(path)} && mount --move {q(src)} {q(path)}" for src, path in staged]
+    if hidden:
+        lines += [f"umount {q(stage)}", 'cd "$(pwd)"']
     lines += [f"mount -o remount,bind,ro,nosuid,nodev {q(p)}" for p in read_only if p in paths]
     return lines
 
@@ -211,13 +221,13 @@ class Launch:
 
 def wrap(cmd: list[str], containment: Containment | None, *, shm_mb: int = SHM_MB,
          use_namespaces: bool = True, fixed_layout: bool = True, uid: int | None = None,
-         need: list[str] | None = None, read_only: list[str] | None = None, stage: str = "/tmp",
+         need: list[str] | None = None, read_only: list[str] | None = None, stage: str = "/dev",
          gpu_nodes: bool = True) -> Launch:  # fmt: skip
     """The argv that starts `cmd` inside its cgroups and namespaces (each only where available).
 
     `uid`: drop to this uid (and gid) with no capabilities. `need`: directories the box must reach
     although they lie below one closed to others; `read_only` of them are bound read-only; `stage`:
-    a directory of the supervisor's (the box's own) where they are bound aside meanwhile.
+    where a private tmpfs holds them aside meanwhile (inside the box's mount namespace only).
     """
     argv = list(cmd)
     fixed_layout = fixed_layout and fixed_layout_available()

@@ -8,8 +8,14 @@ patched the harness forged both (and passed). Now:
   inputs is caught whatever the reply says. (On a GPU the harness copies the device inputs back
   into it after the call: there the copy-back runs in the candidate's process.)
 - `box_threads`: every thread of every process in the box, from the box's cgroup (`tasks`), or
-  from /proc where there is no cgroup. Those that were not there before the candidate's code
-  loaded and are still there after a call returned are background threads or processes.
+  from /proc where there is no cgroup.
+- `busy_threads`: of those not there before the candidate's code loaded, the ones that work after
+  a reply. A thread that merely exists is not work: torch's intra-op pool after
+  `torch.set_num_threads(8)`, multiprocessing's resource tracker, a helper asleep in a loop are
+  all idle once the call returned, and counting them rejected honest kernels. So the supervisor
+  watches each such thread from outside for a short window after the reply (its CPU time from
+  /proc/<tid>/schedstat, its state from /proc/<tid>/stat) and names those that used CPU there,
+  stayed runnable, or woke from a sleep and finished (deferred work) — never what the box says.
 """
 
 from __future__ import annotations
@@ -24,9 +30,6 @@ from pathlib import Path
 from typing import Any
 
 ALIGN = 64
-SETTLE_S = 0.001
-"""How long a thread that was joined may take to leave the kernel's lists before it counts (a thread
-doing deferred work for longer is caught; shorter deferred work cannot touch a reply already sent)."""
 
 
 class SharedInputs:
@@ -118,11 +121,113 @@ def box_threads(tasks_file: Path | None, root_pid: int | None) -> set[int]:
     return {t for t in _tids_of(tasks_file, root_pid) if _alive(t)}
 
 
-def new_threads(tasks_file: Path | None, root_pid: int | None, before: set[int]) -> list[str]:
-    """Threads and processes of the box that were not in `before`, still alive after a short settle."""
-    deadline = time.monotonic() + SETTLE_S
+WATCH_S = 0.03
+"""How long threads the candidate started are watched after a reply (only when there are any)."""
+QUIET_S = 0.01
+"""A watch ends early once every such thread has slept this long without using any CPU."""
+SAMPLE_S = 0.002
+BUSY_CPU_FRACTION = 0.25
+"""CPU time above this fraction of the watch is work (OpenMP's spin-wait after a parallel region used
+0.9-2.3 ms here; a thread that computes gets most of a CPU even on a loaded one)."""
+
+
+def _cpu_ns(tid: int) -> int | None:
+    """A thread's CPU time in ns: schedstat's sum_exec_runtime, else stat's utime+stime (ticks)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int(Path(f"/proc/{tid}/schedstat").read_text().split()[0])
+    try:
+        fields = Path(f"/proc/{tid}/stat").read_text()
+        rest = fields[fields.rindex(")") + 2 :].split()
+        return (int(rest[11]) + int(rest[12])) * (1_000_000_000 // os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _state(tid: int) -> str | None:
+    """The thread's scheduler state letter (R running or runnable, S sleeping, ...); None when gone."""
+    try:
+        stat = Path(f"/proc/{tid}/stat").read_text()
+    except OSError:
+        return None
+    state = stat[stat.rindex(")") + 2 :][:1]
+    return None if state in ("Z", "X", "") else state
+
+
+class _Watched:
+    """One thread's record over a watch: CPU at first sight, last CPU seen, states seen."""
+
+    def __init__(self, tid: int, cpu: int, state: str, first_seen_at_reply: bool) -> None:
+        self.tid, self.name = tid, _comm(tid)
+        self.cpu0, self.cpu = (cpu if first_seen_at_reply else 0), cpu
+        self.state0 = state if first_seen_at_reply else "new"
+        self.states: list[str] = []
+        self.gone = False
+
+
+def _settle(tasks_file: Path | None, root_pid: int | None, before: set[int], limit_s: float) -> None:
+    """Wait (at most `limit_s`) until the candidate's threads are all asleep and used no CPU for QUIET_S."""
+    deadline = time.monotonic() + limit_s
+    last: dict[int, int | None] = {}
+    while time.monotonic() < deadline:
+        now = {t: _cpu_ns(t) for t in box_threads(tasks_file, root_pid) - before}
+        if now == last and all(_state(t) != "R" for t in now):
+            return
+        last = now
+        time.sleep(QUIET_S)
+
+
+def busy_threads(tasks_file: Path | None, root_pid: int | None, before: set[int], *, settle_s: float = 0.0,
+                 watch_s: float = WATCH_S, quiet_s: float = QUIET_S) -> list[str]:  # fmt: skip
+    """Threads the candidate started that work after the reply, each with what it did.
+
+    Called right after a reply. A thread is named when, within `watch_s`, it used more than
+    `BUSY_CPU_FRACTION` of it in CPU time, was runnable at every sample of the watch's second half
+    (it wants a CPU it may not get on a loaded machine), or was asleep at the reply and had ended
+    before the watch did (it woke, did its deferred work and went: the attack that writes outputs
+    later). Threads that only exist, or wake briefly from a sleep, are not named. No thread beyond
+    `before`: nothing to watch, no wait. `settle_s` (after an import): the watch starts once the
+    threads went quiet, or after `settle_s`; start-up work (a helper process importing, a pool
+    spawning) is not the work this check is about, what is still busy afterwards is.
+    """
+    if settle_s > 0:
+        _settle(tasks_file, root_pid, before, settle_s)
+    start = time.monotonic()
+    watched: dict[int, _Watched] = {}
+    for tid in box_threads(tasks_file, root_pid) - before:
+        cpu, state = _cpu_ns(tid), _state(tid)
+        if cpu is not None and state is not None:
+            watched[tid] = _Watched(tid, cpu, state, first_seen_at_reply=True)
+    if not watched:
+        return []
     while True:
-        extra = box_threads(tasks_file, root_pid) - before
-        if not extra or time.monotonic() > deadline:
-            return [f"{_comm(t)} (tid {t})" for t in sorted(extra)]
-        time.sleep(0.0002)
+        time.sleep(SAMPLE_S)
+        now = time.monotonic() - start
+        for tid in box_threads(tasks_file, root_pid) - before - watched.keys():
+            cpu, state = _cpu_ns(tid), _state(tid)
+            if cpu is not None and state is not None:
+                watched[tid] = _Watched(tid, cpu, state, first_seen_at_reply=False)
+        for w in watched.values():
+            if w.gone:
+                continue
+            cpu, state = _cpu_ns(w.tid), _state(w.tid)
+            if cpu is None or state is None:
+                w.gone = True
+                continue
+            w.cpu = cpu
+            w.states.append(state)
+        quiet = all(not w.gone and w.cpu == w.cpu0 and w.state0 != "new" and "R" not in w.states
+                    for w in watched.values())  # fmt: skip
+        if now >= watch_s or (quiet and now >= quiet_s):
+            break
+    elapsed = time.monotonic() - start
+    busy: list[str] = []
+    for w in sorted(watched.values(), key=lambda w: w.tid):
+        used_ms = (w.cpu - w.cpu0) / 1e6
+        late = w.states[len(w.states) // 2 :]
+        if used_ms > BUSY_CPU_FRACTION * elapsed * 1e3:
+            busy.append(f"{w.name} (tid {w.tid}): {used_ms:.1f} ms of CPU in the {elapsed * 1e3:.0f} ms after the reply")
+        elif not w.gone and len(late) >= 3 and all(s == "R" for s in late):
+            busy.append(f"{w.name} (tid {w.tid}): runnable throughout the {elapsed * 1e3:.0f} ms after the reply")
+        elif w.gone and w.state0 not in ("R", "new"):
+            busy.append(f"{w.name} (tid {w.tid}): asleep at the reply, woke and ended within {elapsed * 1e3:.0f} ms")
+    return busy

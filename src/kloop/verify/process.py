@@ -37,6 +37,8 @@ LOG_CAP_BYTES = 8 << 20
 STARTUP_TIMEOUT_S = 300.0  # a torch import on a loaded 2-core machine can take minutes
 PIDS_MAX = 1024  # torch's threads and a compiler's jobs fit; a fork bomb does not
 CGROUP_HEADROOM_MB = 512
+IMPORT_SETTLE_S = 3.0
+"""After an import, how long the candidate's threads may take to go quiet before they are watched."""
 
 
 class SandboxFailure(Exception):
@@ -139,8 +141,10 @@ class SandboxProcess:
         limits = Limits(cpus=pick_cpus(self.threads), memory_bytes=memory_mb << 20, pids_max=PIDS_MAX)
         self.containment = Containment.create(self.label, limits)
         cache = [str(self.cache_dir)] if self.cache_dir is not None and self.cache_dir.is_dir() else []
-        launch = contain.wrap(cmd, self.containment, shm_mb=shm_mb, uid=self.uid, need=_interpreter_roots(),
-                              read_only=cache, stage=str(self.workdir), gpu_nodes=self.device != "cpu")  # fmt: skip
+        # its own dir too: TMPDIR may lie below a closed directory (pytest's tmp, a 0700 home)
+        launch = contain.wrap(cmd, self.containment, shm_mb=shm_mb, uid=self.uid,
+                              need=[*_interpreter_roots(), str(self.workdir)], read_only=cache,
+                              gpu_nodes=self.device != "cpu")  # fmt: skip
         if launch.uid is not None:  # its private dir is the one place it may write
             os.chown(self.workdir, launch.uid, launch.uid)
         return launch
@@ -218,11 +222,16 @@ class SandboxProcess:
         return reply, out
 
     def _measure(self, op: str, reply: dict[str, Any]) -> None:
-        """Replace what the sandbox says of its threads and inputs with what the supervisor reads itself."""
-        reported = list(reply.get("new_threads") or [])  # a self-report can only add to what is measured
-        reply["reported_threads"] = reported
-        reply["new_threads"] = [*measure.new_threads(self._tasks_file(), self.sandbox_pid(), self.threads_before),
-                                *(f"{name} (reported)" for name in reported)]  # fmt: skip
+        """Replace what the sandbox says of its threads and inputs with what the supervisor reads itself.
+
+        The verdict's threads are those the supervisor saw working after the reply
+        (`measure.busy_threads`); the box's own list of live Python threads is kept as
+        `reported_threads` only: an idle thread is no work outside the call, and the box's word
+        decides nothing.
+        """
+        reply["reported_threads"] = list(reply.get("new_threads") or [])
+        reply["new_threads"] = measure.busy_threads(self._tasks_file(), self.sandbox_pid(), self.threads_before,
+                                                    settle_s=IMPORT_SETTLE_S if op == "load" else 0.0)  # fmt: skip
         if op == "run":
             reply["reported_digests"] = reply.get("input_digests")
             reply["input_digests"] = self.shared.digests() if self.shared is not None else {}
