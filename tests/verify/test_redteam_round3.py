@@ -163,7 +163,15 @@ def _host_state() -> dict[str, set[str]]:
 
 
 @CONTAINED
-def test_nothing_the_candidate_plants_outlives_the_verification(tmp_path: Path) -> None:
+def test_nothing_the_candidate_plants_outlives_the_verification(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verification's folders go to a temporary root of this test's own (below pytest's closed
+    tmp, which the boxes must still reach): under xdist another worker's boxes come and go in /tmp
+    meanwhile, and counting them failed this test for folders that were never ours."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     before = _host_state()
     result = _verify("leftovers", "attack_plant_everything", tmp_path)
     line = _evidence(result, "attack_plant_everything")
@@ -175,6 +183,7 @@ def test_nothing_the_candidate_plants_outlives_the_verification(tmp_path: Path) 
     after = _host_state()
     for kind, items in after.items():
         assert items <= before[kind], (kind, items - before[kind])
+    assert list(scratch.iterdir()) == []
 
 
 def test_no_folder_of_kloop_remains_without_log_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -200,13 +209,18 @@ def test_no_folder_of_kloop_remains_without_log_dir(tmp_path: Path, monkeypatch:
 @CONTAINED
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_verification_leaves_nothing(sig: signal.Signals, tmp_path: Path) -> None:
-    """`kloop verify` stopped by SIGINT or SIGTERM while the candidate hangs: no process, folder or group stays."""
+    """`kloop verify` stopped by SIGINT or SIGTERM while the candidate hangs: no process, folder or group stays.
+
+    Its TMPDIR is this test's own: /tmp is shared with the other xdist worker, whose folders came
+    and went meanwhile and were counted as this one's leftovers."""
     marker = "kloop-redteam-interrupt"
-    before = {p.name for p in Path("/tmp").glob("kloop-*")}
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "kloop.cli", "verify", TASK, REDTEAM / "attack_hang",
                              "--device", "cpu", "--no-timing", "--workloads", "1", "--timeout", "120",
                              "--json", tmp_path / marker],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "TMPDIR": str(scratch)})  # fmt: skip
     deadline = time.monotonic() + 120
     groups = Path("/sys/fs/cgroup/freezer")
     while time.monotonic() < deadline and not list(groups.glob(f"kloop-{proc.pid}-candidate-*")):
@@ -216,7 +230,7 @@ def test_interrupted_verification_leaves_nothing(sig: signal.Signals, tmp_path: 
     proc.wait(60)
     time.sleep(0.5)
     assert not list(groups.glob(f"kloop-{proc.pid}-*")), "a cgroup of the interrupted verification remains"
-    assert {p.name for p in Path("/tmp").glob("kloop-*")} <= before
+    assert list(scratch.iterdir()) == [], "a folder of the interrupted verification remains"
     survivors = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline_has(p, b"kloop.verify.sandbox")
                  and _ppid_chain_has(int(p), proc.pid)]  # fmt: skip
     assert not survivors

@@ -66,32 +66,50 @@ class Verification:
     def run(self) -> VerifyResult:
         from kloop.verify.integrity import task_fingerprint, verify_integrity
 
-        before = verify_integrity(self.task, self.options.expected_manifest, self.book)  # hashes the task once
-        self.candidate = self._sandbox("candidate")
-        if self._wants_speedup():
-            self.base_box = self._sandbox("baseline")
-            if self.options.incumbent_path is not None:
-                self.inc_box = self._sandbox("incumbent")
         try:
+            before = verify_integrity(self.task, self.options.expected_manifest, self.book)  # hashes the task once
+            self.candidate = self._sandbox("candidate")
+            if self._wants_speedup():
+                self.base_box = self._sandbox("baseline")
+                if self.options.incumbent_path is not None:
+                    self.inc_box = self._sandbox("incumbent")
             self._verify_candidate()
         finally:
-            self.phase_ns["sandbox_wait"] = self.candidate.waited_ns
-            t0 = time.perf_counter_ns()
-            for box in (self.candidate, self.base_box, self.inc_box):
-                if box is not None:
-                    box.close(after_kill=self._publish_build)
-                    self._keep_log(box)
-            self.phase_ns["close"] = time.perf_counter_ns() - t0
-            if self.options.log_dir is None:  # nothing of ours outlives the verification (issue 29)
-                shutil.rmtree(self.log_dir, ignore_errors=True)
-            if self.options.prestart:  # the next candidate's boxes start now, not beside this one's
-                shared_pool().refill()
+            self._clean_up()
         for name in ("runtime", "timeout", "memory", "protocol"):
             if self.book.ok(name) and self.results:
                 self.book.passed(name)
         if task_fingerprint(self.task) != before:
             self.book.failed("integrity", "task files changed while the candidate ran")
         return self._result()
+
+    def _clean_up(self) -> None:
+        """Close every box and remove the scratch folder, on every way out (a signal included).
+
+        Each step runs even when one before it raised: a SIGINT or SIGTERM (`kloop.signals`) that
+        lands while the first box closes used to skip the others and the folder, and their dirs
+        stayed in TMPDIR. The first error is raised once everything is done.
+        """
+        pending: BaseException | None = None
+        if self.candidate is not None:
+            self.phase_ns["sandbox_wait"] = self.candidate.waited_ns
+        t0 = time.perf_counter_ns()
+        for box in (self.candidate, self.base_box, self.inc_box):
+            if box is None:
+                continue
+            try:
+                box.close(after_kill=self._publish_build)
+                self._keep_log(box)
+            except BaseException as exc:  # noqa: BLE001 -- finish the clean-up, then raise it
+                pending = pending or exc
+                box.close()  # safe twice: kills what is left and removes its dir
+        self.phase_ns["close"] = time.perf_counter_ns() - t0
+        if self.options.log_dir is None:  # nothing of ours outlives the verification (issue 29)
+            shutil.rmtree(self.log_dir, ignore_errors=True)
+        if pending is not None:
+            raise pending
+        if self.options.prestart:  # the next candidate's boxes start now, not beside this one's
+            shared_pool().refill()
 
     def _wants_speedup(self) -> bool:
         return self.options.timing and self.options.speedup and self.baseline is not None
