@@ -17,6 +17,7 @@ constraints over tensors and no workloads. The import turns one into a task dire
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kloop.errors import BadInput
-from kloop.task import fib_hints, fib_reference
+from kloop.task import fib_hints, fib_oracle, fib_reference
 from kloop.task.fib_sizes import ImportProblems
 from kloop.task.fib_sizes import size_workloads as _size
 from kloop.task.fib_sizes import trial_run as _trial
@@ -54,22 +55,50 @@ def import_fib(file: Path, out: Path, *, name: str | None = None, scale: float |
         raise BadInput(file, "not a FlashInfer-Trace definition (expected a JSON object)")
     table = fib_reference.helper_table(list(helpers or []))
     converted, hints = _convert(raw, name, consts or {}, table)
+    unknown: dict[str, list[int]] = converted.pop("_unknown_consts", {}) if converted else {}
+    if unknown and not check:
+        hints.problems += [f"const axis {a!r} has no value (the tracer could not resolve it); give one with "
+                           f"--const {a}=N, or drop --no-check to let the reference check search one" for a in unknown]  # fmt: skip
     workloads: list[dict[str, int]] = []
     if converted is not None and not hints.problems:
         workloads = _size(converted, scale, max_bytes, memory_mb, hints)
     if hints.problems or converted is None:
         raise ImportProblems(file, hints.problems)
     staging = Path(tempfile.mkdtemp(prefix="kloop-fib-"))
+    scalars = _scalars(raw, converted)
     try:
-        _write(staging, converted, workloads, _scalars(raw, converted), file, hints.notes)
+        _write(staging, converted, workloads, scalars, file, hints.notes)
         if check:
-            _trial(staging, file)
+            converted, workloads = _checked(staging, file, converted, workloads, scalars, unknown, memory_mb, hints)
         out.mkdir(parents=True, exist_ok=True)
         for item in staging.iterdir():
             shutil.move(str(item), out / item.name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return Imported(out, converted["name"], workloads, hints.notes)
+    return Imported(out, converted["name"], workloads, hints.notes)  # type: ignore[index]
+
+
+def _checked(staging: Path, file: Path, converted: dict[str, Any], workloads: list[dict[str, int]],
+             scalars: dict[str, Any], unknown: dict[str, list[int]], memory_mb: int,
+             hints: fib_hints.Hints) -> tuple[dict[str, Any], list[dict[str, int]]]:  # fmt: skip
+    """Run the reference on every workload; if it fails, let `fib_oracle` find the sizes the definition leaves unstated."""
+    try:
+        if unknown:
+            raise ImportProblems(file, [f"const axis {a!r} has no value (the tracer could not resolve it) and no value "
+                                        f"of {c} lets the reference run with its declared shapes; give one with "
+                                        f"--const {a}=N" for a, c in unknown.items()])  # fmt: skip
+        _trial(staging, file)
+        return converted, workloads
+    except ImportProblems as failed:
+        found = fib_oracle.search(converted, workloads, scalars, unknown, int(memory_mb * (1 << 20) * 0.5))
+        if found is None:
+            raise failed from None
+    hints.notes.extend(found.notes)
+    for item in staging.iterdir():
+        item.unlink()
+    _write(staging, found.definition, found.workloads, scalars, file, hints.notes)
+    _trial(staging, file)
+    return found.definition, found.workloads
 
 
 def _convert(raw: dict[str, Any], name: str | None, consts: dict[str, int],
@@ -81,10 +110,18 @@ def _convert(raw: dict[str, Any], name: str | None, consts: dict[str, int],
     if hints.problems:
         return None, hints
     axes = {a: dict(s) for a, s in raw["axes"].items()}
+    unknown: dict[str, list[int]] = {}
     for axis, spec in axes.items():
-        if spec.get("type") == "const" and not isinstance(spec.get("value"), int):
-            hints.problems.append(f"const axis {axis!r} has no value (the tracer could not resolve it); give one "
-                                  f"with --const {axis}=N")  # fmt: skip
+        if spec.get("type") == "const" and not isinstance(spec.get("value"), int) and axis not in consts:
+            stated = re.search(r"\balways (\d+)\b", str(spec.get("description") or ""), re.IGNORECASE)
+            if stated:
+                spec["value"] = int(stated.group(1))
+                hints.notes.append(f"const axis {axis!r} has no value; its description says {stated.group(0)!r}: "
+                                   f"{spec['value']}")  # fmt: skip
+            else:
+                unknown[axis] = fib_oracle.const_candidates(axes)
+                spec["value"] = unknown[axis][0]
+        elif spec.get("type") == "const" and not isinstance(spec.get("value"), int):
             spec["value"] = 1
     for axis, value in consts.items():
         if axes.get(axis, {}).get("type") != "const":
@@ -95,8 +132,8 @@ def _convert(raw: dict[str, Any], name: str | None, consts: dict[str, int],
     if raw.get("reference"):
         found, _ = fib_reference.find_reference(raw["reference"])
         hints.required = found.required if found is not None else set()
-    _declare_missing_axes(raw, axes, hints)
-    raw = {**raw, "axes": axes}
+    extra = _declare_missing_axes(raw, axes, hints, unknown)
+    raw = {**raw, "axes": axes, "inputs": _dtype_scalars(raw, hints)}
     floats = [s.get("dtype") for s in raw["inputs"].values() if str(s.get("dtype", "")).startswith(("float", "bfloat"))]
     inputs = _map_tensors("input", raw["inputs"], floats, hints)
     outputs = _map_tensors("output", raw["outputs"], floats, hints)
@@ -113,29 +150,74 @@ def _convert(raw: dict[str, Any], name: str | None, consts: dict[str, int],
         "name": name or raw["name"], "op_type": raw.get("op_type") or "unknown", "axes": axes,
         "inputs": inputs, "outputs": outputs, "reference": reference or "def run():\n    pass\n",
         "tags": [*raw.get("tags", []), "source:flashinfer-trace"], "description": raw.get("description"),
-        "constraints": constraints,
+        "constraints": [*constraints, *extra],
         "kloop": {"reference_float64": False, "structured": structured},
+        "_unknown_consts": unknown,
     }  # fmt: skip
     return definition, hints
 
 
-def _declare_missing_axes(raw: dict[str, Any], axes: dict[str, Any], hints: fib_hints.Hints) -> None:
-    """Axes the tracer used in shapes but did not declare: `K_div_block_size` is K // block_size, else a var axis."""
-    import re
+def _dtype_scalars(raw: dict[str, Any], hints: fib_hints.Hints) -> dict[str, Any]:
+    """A scalar `dtype` input the tracer typed as an int enum is the outputs' torch dtype (`.to(dtype)`): fixed to it."""
+    dtypes = {str(s.get("dtype")) for s in raw["outputs"].values()}
+    kept = {}
+    for iname, spec in raw["inputs"].items():
+        if spec.get("shape") is None and iname in ("dtype", "out_dtype", "output_dtype") and len(dtypes) == 1 \
+                and str(spec.get("dtype")).startswith("int") and next(iter(dtypes)).startswith(("float", "bfloat")):  # fmt: skip
+            hints.fixed[iname] = f"torch.{next(iter(dtypes))}"
+            hints.dropped.append(iname)
+            hints.notes.append(f"input {iname!r} ({spec.get('dtype')}, {spec.get('description') or 'no description'}) is "
+                               f"the output dtype: fixed to torch.{next(iter(dtypes))}, the dtype every output declares")  # fmt: skip
+            continue
+        kept[iname] = spec
+    return kept
 
+
+def _declare_missing_axes(raw: dict[str, Any], axes: dict[str, Any], hints: fib_hints.Hints,
+                          unknown: dict[str, list[int]]) -> list[str]:  # fmt: skip
+    """Axes the tracer used in shapes but did not declare, read from their names; returns constraints to add.
+
+    `K_div_block_size` is K // block_size, `N_mul_2` is N * 2, `1` is 1. A divisor the definition never
+    declares (`block_size` in `[K_div_block_size, N, block_size]`) is a const the reference check searches
+    (`fib_oracle`); anything else is a var axis.
+    """
     used = [a for role in ("inputs", "outputs") for s in raw[role].values() for a in (s.get("shape") or [])]
+    added: list[str] = []
+
+    def value(part: str) -> int | None:
+        return int(part) if part.isdigit() else axes.get(part, {}).get("value")
+
     for axis in dict.fromkeys(used):
         if axis in axes:
             continue
-        match = re.fullmatch(r"(\w+?)_div_(\w+)", axis)
-        parts = [axes.get(p, {}).get("value") if not p.isdigit() else int(p) for p in match.groups()] if match else []
-        if len(parts) == 2 and all(isinstance(p, int) and p > 0 for p in parts):
-            axes[axis] = {"type": "const", "value": parts[0] // parts[1]}
-            hints.notes.append(f"axis {axis!r} is used but not declared: const {parts[0] // parts[1]} (its name says "
-                               f"{match.group(1)} // {match.group(2)})")  # fmt: skip
+        match = re.fullmatch(r"(\w+?)_(div|mul)_(\w+)", axis)
+        if axis.isdigit():
+            axes[axis] = {"type": "const", "value": int(axis)}
+            hints.notes.append(f"axis {axis!r} is used but not declared: const {axis} (its name is a number)")
+            continue
+        if match is None:
+            axes[axis] = {"type": "var"}
+            hints.notes.append(f"axis {axis!r} is used but not declared: taken as a var axis")
+            continue
+        left, op, right = match.groups()
+        if op == "div" and isinstance(value(left), int) and right not in axes and right in used:
+            unknown[right] = fib_oracle.divisor_candidates(value(left) or 1)
+            axes[right] = {"type": "const", "value": unknown[right][0]}
+            axes[axis] = {"type": "var"}
+            added.append(f"{axis} == {left} // {right}")
+            hints.notes.append(f"axis {axis!r} is used but not declared: {left} // {right} (its name says so), with "
+                               f"{right!r} a divisor of {left} the reference check searches")  # fmt: skip
+            continue
+        parts = [value(left), value(right)]
+        if all(isinstance(p, int) and p > 0 for p in parts):
+            result = parts[0] // parts[1] if op == "div" else parts[0] * parts[1]  # type: ignore[operator]
+            axes[axis] = {"type": "const", "value": result}
+            hints.notes.append(f"axis {axis!r} is used but not declared: const {result} (its name says "
+                               f"{left} {'//' if op == 'div' else '*'} {right})")  # fmt: skip
         else:
             axes[axis] = {"type": "var"}
             hints.notes.append(f"axis {axis!r} is used but not declared: taken as a var axis")
+    return added
 
 
 def _map_tensors(role: str, tensors: dict[str, Any], floats: list[str], hints: fib_hints.Hints) -> dict[str, Any]:
@@ -182,7 +264,7 @@ def _reference(raw: dict[str, Any], source: str, inputs: dict[str, Any], outputs
             hints.notes.append(f"input {dropped!r} (dtype {spec.get('dtype')}) fixed to {value}: FlashInfer-Trace "
                                f"cannot carry it")  # fmt: skip
     consts = {a: s["value"] for a, s in raw["axes"].items() if s.get("type") == "const" and "value" in s}
-    binding = fib_reference.bind_by_name(ref, list(inputs), {}, consts)
+    binding = fib_reference.bind_by_name(ref, list(inputs), dict(hints.fixed), consts)
     binding.constants.update({p: v for p, v in hints.fixed.items() if p in ref.params})
     hints.notes.extend(binding.notes)
     hints.problems.extend(binding.problems)
@@ -194,8 +276,11 @@ def _reference(raw: dict[str, Any], source: str, inputs: dict[str, Any], outputs
             hints.notes.append(f"output {oname!r} is written in place into input {oname!r}: renamed {kloop_name!r}")
             outputs[kloop_name] = outputs.pop(oname)
         table.append((kloop_name, oname, outputs[kloop_name]["dtype"]))
-    inplace = [n for n in inputs if n in raw["outputs"]]
-    return fib_reference.render_wrapper(source, ref, binding, list(inputs), table, hints.views, inplace)
+    # an input with an output `NAME_out` (gdn's `conv_state` -> `conv_state_out`) is mutated by the reference too:
+    # it gets a copy, so the caller's tensors stay as they were drawn
+    inplace = [n for n in inputs if n in raw["outputs"] or f"{n}_out" in raw["outputs"]]
+    flat = tuple(k for k, _, _ in table if len(outputs[k]["shape"] or []) == 1)
+    return fib_reference.render_wrapper(source, ref, binding, list(inputs), table, hints.views, inplace, flat)
 
 
 def _free_name(base: str, taken: set[str]) -> str:

@@ -161,6 +161,7 @@ import torch as _kloop_torch
 _KLOOP_OUTPUTS = {outputs!r}  # (kloop output name, published name, dtype, parameter it is written to in place)
 _KLOOP_VIEWS = {views!r}  # input -> the dtype the reference expects (same bytes, reinterpreted)
 _KLOOP_INPLACE = {inplace!r}  # inputs that are also outputs: the reference writes a copy
+_KLOOP_FLAT = {flat!r}  # outputs declared 1-D: a multi-dim result is flattened (row-major, same values)
 
 
 def _kloop_dtype(name):
@@ -192,7 +193,8 @@ def _kloop_collect(result, kwargs):
                        for _, _, _, param in _KLOOP_OUTPUTS)
     if len(result) < len(_KLOOP_OUTPUTS) or any(v is None for v in result[:len(_KLOOP_OUTPUTS)]):
         raise ValueError(f"reference returned {{len(result)}} values, the definition has {{len(_KLOOP_OUTPUTS)}} outputs")
-    values = tuple(_kloop_out(v, d) for v, (_, _, d, _) in zip(result, _KLOOP_OUTPUTS))
+    values = tuple(_kloop_out(v.reshape(-1) if k in _KLOOP_FLAT and isinstance(v, _kloop_torch.Tensor) and v.dim() > 1
+                              else v, d) for v, (k, _, d, _) in zip(result, _KLOOP_OUTPUTS))
     return values[0] if len(values) == 1 else values
 
 
@@ -209,7 +211,8 @@ def run({params}):
 
 
 def render_wrapper(source: str, ref: RefFunction, binding: Binding, inputs: list[str],
-                   outputs: list[tuple[str, str, str]], views: dict[str, str], inplace: list[str]) -> str:  # fmt: skip
+                   outputs: list[tuple[str, str, str]], views: dict[str, str], inplace: list[str],
+                   flat: tuple[str, ...] = ()) -> str:  # fmt: skip
     """The reference source plus a `run(<inputs in definition order>)` that calls it by keyword."""
     pairs = [f"{param!r}: {name}" for param, name in binding.from_input.items()]
     pairs += [f"{param!r}: {value}" for param, value in binding.constants.items()]  # values are Python source
@@ -218,7 +221,7 @@ def render_wrapper(source: str, ref: RefFunction, binding: Binding, inputs: list
     param_inplace = [by_param[n] for n in inplace if n in by_param]
     table = [(kloop, src, dtype, by_param.get(src)) for kloop, src, dtype in outputs]
     return source.rstrip() + "\n" + _WRAPPER.format(
-        outputs=table, views=param_views, inplace=param_inplace, params=", ".join(inputs),
+        outputs=table, views=param_views, inplace=param_inplace, flat=list(flat), params=", ".join(inputs),
         kwargs=", ".join(pairs), function=ref.name)  # fmt: skip
 
 
