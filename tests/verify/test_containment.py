@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -201,6 +202,30 @@ def test_helpers_do_not_outlive_their_sandbox(name: str, marker: bytes, tmp_path
     while _with_marker(marker):
         assert time.monotonic() < deadline, f"{name}: helper {_with_marker(marker)} outlived the verification"
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize(("name", "marker"), [("attack_busy_thread", None),
+                                              ("attack_busy_helper", b"kloop-redteam-helper-busy")])
+def test_threads_and_helpers_that_work_after_the_reply_are_rejected(name: str, marker: bytes | None,
+                                                                    tmp_path: Path) -> None:  # fmt: skip
+    """A thread or a helper process that keeps computing after the reply is work outside the timed call;
+    the supervisor sees it from outside (its CPU time in /proc/<tid>/schedstat), whatever the box says."""
+    result = _verify("containment", name, tmp_path)
+    assert result.status is S.REJECTED, result.reasons
+    assert "background_threads" in result.failed_checks(), result.reasons
+    assert any(re.search(r"background_threads: .*\(tid \d+\): [\d.]+ ms of CPU|runnable throughout", r)
+               for r in result.reasons), result.reasons  # fmt: skip
+    deadline = time.monotonic() + 10
+    while marker is not None and _with_marker(marker):
+        assert time.monotonic() < deadline, f"{name}: helper {_with_marker(marker)} outlived the verification"
+        time.sleep(0.05)
+
+
+def test_idle_threads_are_not_work(tmp_path: Path) -> None:
+    """torch's intra-op pool (torch.set_num_threads(8)) and a helper thread asleep for good exist after
+    every reply but do nothing there: counting threads that merely exist rejected honest kernels."""
+    result = _verify("containment", "honest_idle_threads", tmp_path)
+    assert result.status is S.PASSED, result.reasons
 
 
 @pytest.mark.parametrize(("name", "timing"), [("attack_renice_sibling", True), ("attack_realtime_priority", False),
