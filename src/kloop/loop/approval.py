@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from kloop.errors import BadInput
+from kloop.loop.branches import BranchPaths, branch_report, team_of
 from kloop.loop.lineage import Lineage
 from kloop.loop.state import RunPaths, load_round
 
@@ -50,6 +52,11 @@ def status_report(run_dir: Path, as_json: bool) -> str:
             "rounds": [{"round": r.round, "stage": r.stage, "candidate": r.candidate, "accepted": r.accepted,
                         "speedup_geomean": r.speedup_geomean, "reasons": r.reasons} for r in rounds],
         }
+        team = team_of(lineage)
+        if team:  # a team run: every branch, and which branch each round was on
+            data["branches"] = [_branch_status(run_dir, lineage, name) for name in team]
+            for row, record in zip(data["rounds"], rounds, strict=True):
+                row["branch"] = record.branch
     finally:
         lineage.close()
     if as_json:
@@ -59,8 +66,28 @@ def status_report(run_dir: Path, as_json: bool) -> str:
         lines.append(f"in flight: round {in_flight.round} ({in_flight.stage}), step {in_flight.step}")
     if best:
         lines.append(f"best: {best.candidate} (round {best.round}) at {best.speedup_geomean or 1.0:.2f}x")
+    lines += [_branch_line(b) for b in data.get("branches", [])]
     for r in data["rounds"]:
         speed = f"{r['speedup_geomean']:.2f}x" if r["speedup_geomean"] else "-"
         verdict = "accepted" if r["accepted"] else "rejected: " + "; ".join(r["reasons"])[:90]
-        lines.append(f"  {r['round']:>3} {r['stage']:<8} {r['candidate']} {speed:>7}  {verdict}")
+        where = f"{r['branch'] or '-':<3} " if "branch" in r else ""
+        lines.append(f"  {r['round']:>3} {where}{r['stage']:<8} {r['candidate']} {speed:>7}  {verdict}")
     return "\n".join(lines)
+
+
+def _branch_status(run_dir: Path, lineage: Lineage, branch: str) -> dict[str, Any]:
+    """A branch as summary.json shows it, plus the round it has in flight."""
+    report = branch_report(lineage, branch)
+    in_flight = load_round(BranchPaths(run_dir, branch))
+    report["in_flight"] = in_flight.model_dump() if in_flight else None
+    return report
+
+
+def _branch_line(b: dict[str, Any]) -> str:
+    best = b["best"]
+    own = f"{best['candidate']} at {best['speedup_geomean'] or 1.0:.2f}x" if best else "none accepted"
+    flight = b["in_flight"]
+    now = f"; in flight: round {flight['round']}, step {flight['step']}" if flight else ""
+    moved = f"; rebased {len(b['rebases'])}x (last onto {b['rebases'][-1]['onto']})" if b["rebases"] else ""
+    return (f"branch {b['name']}: {b['status']}, head {b['head']}, own best {own}, "
+            f"{b['accepted']} accepted of {b['rounds']} rounds{moved}{now}")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kloop.errors import BadInput, HarnessFailure
-from kloop.loop.config import RunConfig, load_config, save_config
+from kloop.loop.config import RunConfig, Stage, load_config, save_config
 from kloop.loop.context import RunContext
 from kloop.loop.lineage import CandidateRecord, Lineage
 from kloop.loop.rounds import RoundRunner
@@ -103,7 +103,7 @@ class Campaign:
                     continue
                 self.lineage.set_meta("stage", stage.value)
                 ensure_plan(self.ctx, stage)
-                STAGES[stage](self).run()
+                self.run_stage(stage)
                 done.append(stage.value)
                 self.lineage.set_meta("stages_done", done)
             raise Completed(self._completion_reason())
@@ -117,6 +117,10 @@ class Campaign:
             self.services.progress.close()
             lock.close()
         return summary
+
+    def run_stage(self, stage: Stage) -> None:
+        """Play one stage to its end (a team plays iterate on its branches: `kloop.loop.team`)."""
+        STAGES[stage](self).run()
 
     # -- between rounds -----------------------------------------------------------------------
     def after_round(self, record: CandidateRecord) -> None:

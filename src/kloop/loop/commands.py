@@ -12,6 +12,7 @@ import typer
 from kloop.errors import BadInput
 
 if TYPE_CHECKING:
+    from kloop.loop.campaign import Campaign
     from kloop.loop.config import RunConfig
     from kloop.loop.summary import Summary
 
@@ -33,7 +34,7 @@ def _verify_overrides() -> dict[str, object]:
 
 def _new_config(task: str | None, writer: str | None, reviewer: str | None, stages: str, rounds: int | None,
                 budget: str | None, target_speedup: float | None, device: str, gate: str | None,
-                stall_after: int = 3) -> RunConfig:  # fmt: skip
+                stall_after: int = 3, team: int = 1) -> RunConfig:  # fmt: skip
     from kloop.loop.config import RunConfig, parse_budget, parse_stages
 
     for flag, value in (("TASK", task), ("--writer", writer), ("--reviewer", reviewer)):
@@ -47,11 +48,16 @@ def _new_config(task: str | None, writer: str | None, reviewer: str | None, stag
     seconds, cost = parse_budget(budget) if budget else (None, None)
     from kloop.agents import get_agent
 
-    get_agent(writer or "", where="--writer")  # validate specs before anything is created
+    config = RunConfig(task=str(task), writer=str(writer), reviewer=str(reviewer), stages=parse_stages(stages),
+                       rounds=rounds, budget_s=seconds, cost_limit_usd=cost, target_speedup=target_speedup,
+                       device=device, gate_plan=gate == "plan", stall_after=stall_after, verify=_verify_overrides(),
+                       team=team)
+    from kloop.loop.branches import branch_names
+
+    for branch in branch_names(team) if team > 1 else [None]:  # validate specs before anything is created
+        get_agent(config.writer_for(branch), where="--writer")
     get_agent(reviewer or "", where="--reviewer")
-    return RunConfig(task=str(task), writer=str(writer), reviewer=str(reviewer), stages=parse_stages(stages),
-                     rounds=rounds, budget_s=seconds, cost_limit_usd=cost, target_speedup=target_speedup,
-                     device=device, gate_plan=gate == "plan", stall_after=stall_after, verify=_verify_overrides())
+    return config
 
 
 def _print_end(run_dir: Path, summary: Summary) -> None:
@@ -79,9 +85,11 @@ def run_command(
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
     cluster: Annotated[str, typer.Option("--cluster", help="Verification pool: local, auto (a running Ray "
                                          "cluster) or ray://ADDRESS.")] = "local",
+    team: Annotated[int, typer.Option("--team", min=1, help="Writers on their own branches (git worktrees), "
+                                      "sharing the lineage, the global best and the reviewer; `{branch}` in "
+                                      "--writer names each branch's own.")] = 1,
 ) -> None:
     """Run the gated plan -> execute -> verify loop on a task (or continue one with --resume)."""
-    from kloop.loop.campaign import Campaign
     from kloop.loop.config import load_config
     from kloop.loop.defaults import default_services
     from kloop.loop.state import RunPaths
@@ -90,10 +98,11 @@ def run_command(
         if task or out:
             raise BadInput("kloop run", "--resume takes the run directory only (no TASK, no --out)")
         config = load_config(RunPaths(resume).config)
-        campaign = Campaign.open(resume, default_services(config))
+        campaign = _campaign_class(config.team).open(resume, default_services(config))
         run_dir = resume
     else:
-        config = _new_config(task, writer, reviewer, stages, rounds, budget, target_speedup, device, gate, stall_after)
+        config = _new_config(task, writer, reviewer, stages, rounds, budget, target_speedup, device, gate, stall_after,
+                             team)
         from kloop.pool.base import check_cluster
 
         config = config.model_copy(update={"cluster": check_cluster(cluster)})
@@ -104,9 +113,17 @@ def run_command(
         from kloop.task.load import load_task
 
         load_task(Path(str(task)))  # a malformed task is one clear line now, not a blocked run later
-        campaign = Campaign.create(Path(str(task)), out, config, default_services(config))
+        campaign = _campaign_class(team).create(Path(str(task)), out, config, default_services(config))
         run_dir = out
     _print_end(run_dir, campaign.run())
+
+
+def _campaign_class(team: int) -> type[Campaign]:
+    """A single run, or a team of branches (`--team N`, N > 1; kept in the run's config for --resume)."""
+    from kloop.loop.campaign import Campaign
+    from kloop.loop.team import TeamCampaign
+
+    return TeamCampaign if team > 1 else Campaign
 
 
 def approve_command(

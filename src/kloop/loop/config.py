@@ -42,6 +42,11 @@ class RunConfig(BaseModel):
     sol_fraction: float = Field(default=0.9, gt=0, le=1, description="Stop when the best reaches this share of speed of light.")
     verify: dict[str, Any] = Field(default_factory=dict, description="Overrides of VerifyOptions (iterations, ...).")
     cluster: str = Field(default="local", description="Verification pool: local (in this process), auto or ray://ADDRESS.")
+    team: int = Field(default=1, ge=1, description="Writers on their own branches (git worktrees); 1: a single run.")
+
+    def writer_for(self, branch: str | None) -> str:
+        """The writer spec of one team branch: `{branch}` in --writer names each branch's own (a replay file)."""
+        return self.writer.replace("{branch}", branch) if branch else self.writer
 
     @field_validator("stages")
     @classmethod

@@ -15,14 +15,16 @@ def default_services(config: RunConfig) -> Services:
     from kloop.agents import get_agent
     from kloop.agents.containment import package_digest
     from kloop.agents.registry import parse_spec
+    from kloop.loop.branches import branch_names
     from kloop.loop.ceiling import DeviceCeiling
     from kloop.loop.progress import default_progress
     from kloop.loop.services import KernelWiki, VendorProfiler
 
-    writer = get_agent(config.writer, where="--writer")
+    spec = config.writer_for(branch_names(config.team)[0] if config.team > 1 else None)
+    writer = get_agent(spec, where="--writer")  # a team's branches build their own (kloop.loop.team)
     return Services(
         writer=writer,
-        researcher=writer if parse_spec(config.writer)[0] in MODEL_KINDS else None,
+        researcher=writer if parse_spec(spec)[0] in MODEL_KINDS else None,
         kloop_digest=package_digest,
         reviewer=get_agent(config.reviewer, where="--reviewer"),
         tuner=get_agent(f"tuner:{config.tune_budget}"),  # through the registry: the loop names no concrete agent
@@ -35,10 +37,14 @@ def default_services(config: RunConfig) -> Services:
 
 
 def _verifier(config: RunConfig) -> Verifier:
-    """In this process (`--cluster local`), or over a Ray pool: same verdicts, the worker named in each."""
+    """In this process (`--cluster local`), or over a pool: same verdicts, the worker named in each.
+
+    A team always verifies through a pool (local slots by default): its branches then never time
+    two candidates on one slot at once, and each candidate travels with its baseline and incumbent.
+    """
     from kloop.loop.verifier import KloopVerifier
 
-    if config.cluster == "local":
+    if config.cluster == "local" and config.team == 1:
         return KloopVerifier(config.device, {"prestart": True, **config.verify})
     from kloop.pool.open import open_pool
     from kloop.pool.verifier import PoolVerifier

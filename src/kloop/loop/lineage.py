@@ -53,6 +53,10 @@ MIGRATIONS: list[tuple[str, Migration]] = [
             finished_at REAL
         );
     """),
+    ("team branches: each row's branch, round numbers claimed by branches", """
+        ALTER TABLE candidates ADD COLUMN branch TEXT;
+        CREATE TABLE round_claims (round INTEGER PRIMARY KEY, branch TEXT NOT NULL);
+    """),
 ]
 
 _JSON_FIELDS = ("config", "changed_paths", "verify_summary", "workload_speedups", "findings", "reasons")
@@ -87,6 +91,7 @@ class CandidateRecord(BaseModel):
     cost_usd: float | None = Field(default=None, description="Agent cost of the round, when known.")
     started_at: float | None = Field(default=None, description="Unix time the round began.")
     finished_at: float | None = Field(default=None, description="Unix time the row was written.")
+    branch: str | None = Field(default=None, description="Team branch (b1, b2, ...); None in a single run.")
 
 
 class Lineage:
@@ -94,7 +99,8 @@ class Lineage:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        # a team's coordinator writes summaries from its branch threads, one at a time under its lock
+        self.db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
@@ -173,6 +179,10 @@ class Lineage:
         if not accepted:
             return None
         return max(accepted, key=lambda r: (r.speedup_geomean or 0.0, -r.round))
+
+    def next_round(self) -> int:
+        """The number of the next round: one past the last row (a team branch claims its numbers)."""
+        return self.last_round() + 1
 
     def last_round(self) -> int:
         row = self.db.execute("SELECT MAX(round) FROM candidates").fetchone()

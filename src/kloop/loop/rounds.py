@@ -124,7 +124,7 @@ class RoundRunner:
 
     def run(self, inp: RoundInput) -> CandidateRecord | None:
         """Play one round; None when the writer had nothing more to offer (no round recorded)."""
-        number = self.lineage.last_round() + 1
+        number = self.lineage.next_round()
         state = RoundState(round=number, stage=inp.stage, parent=inp.parent.candidate,
                            base_commit=inp.parent.commit_sha or "", turn=inp.turn)
         self._step(state, "prepare")

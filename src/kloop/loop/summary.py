@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from kloop.loop.branches import branch_report, team_of
 from kloop.loop.lineage import CandidateRecord, Lineage
 from kloop.loop.state import atomic_write
 from kloop.loop.stopping import Outcome, RunStatus
@@ -27,6 +29,20 @@ class SummaryRound(BaseModel):
     review_decision: str | None = Field(description="accept, reject, or null when not reviewed.")
     accepted: bool = Field(description="The gate's decision.")
     reasons: list[str] = Field(description="One per failed gate condition.")
+    branch: str | None = Field(default=None, description="Team branch of the round (team runs only).")
+
+
+class SummaryBranch(BaseModel):
+    """One branch of a team run (`--team N`)."""
+
+    name: str = Field(description="b1, b2, ...")
+    status: str = Field(description="running, or how the branch ended (completed, stalled, budget, ...).")
+    reason: str = Field(default="", description="Why it ended, in words and numbers.")
+    head: str | None = Field(description="The candidate its next round starts from.")
+    best: SummaryBest | None = Field(description="The fastest candidate this branch got accepted.")
+    rounds: int = Field(description="Its writer rounds.")
+    accepted: int = Field(description="Of which accepted.")
+    rebases: list[dict[str, Any]] = Field(description="Each time it stalled and rebased onto the global best.")
 
 
 class Summary(BaseModel):
@@ -38,6 +54,7 @@ class Summary(BaseModel):
     reason: str = Field(default="", description="The stop's reason, in words and numbers.")
     best: SummaryBest = Field(description="The best accepted candidate.")
     rounds: list[SummaryRound] = Field(description="Every writer round, accepted or not.")
+    branches: list[SummaryBranch] | None = Field(default=None, description="Team runs only: every branch.")
 
 
 def _row(record: CandidateRecord) -> SummaryRound:
@@ -45,6 +62,7 @@ def _row(record: CandidateRecord) -> SummaryRound:
         round=record.round, stage=record.stage, candidate=record.candidate, parent=record.parent,
         verify_status=record.verify_status, speedup_geomean=record.speedup_geomean,
         review_decision=record.review_decision, accepted=record.accepted, reasons=record.reasons,
+        branch=record.branch,
     )  # fmt: skip
 
 
@@ -77,9 +95,16 @@ def build_summary(lineage: Lineage, task: str, status: RunStatus, reason: str) -
     chosen = SummaryBest(candidate="baseline", round=0, speedup_geomean=1.0)
     if best is not None:
         chosen = SummaryBest(candidate=best.candidate, round=best.round, speedup_geomean=best.speedup_geomean)
+    team = team_of(lineage)
+    branches = [SummaryBranch.model_validate(branch_report(lineage, name)) for name in team] if team else None
     return Summary(task=task, status=status, outcome=outcome_for(status, best), reason=reason,
-                   best=chosen, rounds=[_row(r) for r in lineage.rounds()])
+                   best=chosen, rounds=[_row(r) for r in lineage.rounds()], branches=branches)
 
 
 def write_summary(summary: Summary, path: Path) -> None:
-    atomic_write(path, summary.model_dump_json(indent=2) + "\n")
+    """The contract's shape; a team run adds `branches` and each round's `branch`, a single run does not."""
+    if summary.branches is None:
+        text = summary.model_dump_json(indent=2, exclude={"branches": True, "rounds": {"__all__": {"branch"}}})
+    else:
+        text = summary.model_dump_json(indent=2)
+    atomic_write(path, text + "\n")

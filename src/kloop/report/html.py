@@ -89,16 +89,36 @@ def _tree(data: RunData) -> str:
     return f'<h2>Lineage</h2><section><ul class="tree" id="lineage">{"".join(node(r) for r in roots)}</ul></section>'
 
 
+def _branches(data: RunData) -> str:
+    """A team run (`--team N`): one row per branch: how it ended, its head, its own best, its rebases."""
+    branches = data.summary.get("branches") or []
+    if not branches:
+        return ""
+    rows = []
+    for b in branches:
+        best = b.get("best") or {}
+        moved = ", ".join(f"after round {m['after_round']} onto {m['onto']}" for m in b.get("rebases") or [])
+        rows.append(f"<tr><td>{escape(b['name'])}</td><td>{escape(str(b.get('status', '-')))}</td>"
+                    f"<td>{escape(str(b.get('head') or '-'))}</td><td>{escape(str(best.get('candidate', 'none')))} "
+                    f"{_x(best.get('speedup_geomean')) if best else ''}</td><td>{b.get('accepted', 0)} of {b.get('rounds', 0)}</td>"
+                    f"<td>{escape(moved or '-')}</td><td>{escape(str(b.get('reason', '')))}</td></tr>")
+    head = ("<tr><th>branch</th><th>status</th><th>head</th><th>own best</th><th>accepted</th>"
+            "<th>rebased</th><th>why it ended</th></tr>")
+    return f'<h2>Branches</h2><section><table id="branches">{head}{"".join(rows)}</table></section>'
+
+
 def _rounds_table(data: RunData) -> str:
     rows = []
+    team = any(r.row.get("branch") for r in data.rounds)
     for r in (x for x in data.rounds if x.round > 0):
         reasons = "<br>".join(escape(x) for x in r.reasons) or "accepted"
-        rows.append(f'<tr class="{"ok" if r.accepted else "no"}"><td>{r.round}</td><td>{escape(r.stage)}</td>'
+        where = f"<td>{escape(r.row.get('branch') or '-')}</td>" if team else ""
+        rows.append(f'<tr class="{"ok" if r.accepted else "no"}"><td>{r.round}</td>{where}<td>{escape(r.stage)}</td>'
                     f"<td>{escape(r.candidate)}</td><td>{escape(r.parent or '-')}</td>"
                     f"<td>{escape(r.verify_status or '-')}</td><td>{_x(r.speedup_geomean)} "
                     f"{_ci([r.speedup_lo, r.speedup_hi]) if r.speedup_lo is not None else ''}</td>"
                     f"<td>{escape(r.review_decision or '-')}</td><td>{reasons}</td></tr>")
-    head = ("<tr><th>round</th><th>stage</th><th>candidate</th><th>parent</th><th>verify</th>"
+    head = (f"<tr><th>round</th>{'<th>branch</th>' if team else ''}<th>stage</th><th>candidate</th><th>parent</th><th>verify</th>"
             "<th>speedup (95% CI)</th><th>review</th><th>gate</th></tr>")
     return f'<h2>Rounds</h2><section><table id="rounds">{head}{"".join(rows)}</table></section>'
 
@@ -213,7 +233,7 @@ def render_html(data: RunData) -> str:
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
             f"content='width=device-width,initial-scale=1'><title>kloop: {escape(task)}</title>"
             f"<style>{STYLE}</style></head><body><main><h1>kloop run: {escape(task)}</h1>"
-            f"{_cards(data)}{_charts(data)}{_workloads(data)}{_route(data)}{_tree(data)}{_rounds_table(data)}"
+            f"{_cards(data)}{_charts(data)}{_workloads(data)}{_route(data)}{_branches(data)}{_tree(data)}{_rounds_table(data)}"
             f"{_evidence(data)}<p class='muted'><small>Speedups are geometric means over the task's workloads, "
             f"measured by kloop's verifier against the sealed baseline; a latency is the box's cost per call "
             f"(its CPU time on the CPU, the hand-off included), speedup = baseline latency / latency; every "

@@ -6,6 +6,8 @@ tables or inject markup.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kloop.report.data import RunData, workload_label
 from kloop.verify.stats import INTERVAL_METHOD
 
@@ -19,6 +21,21 @@ def _x(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
+def _branches(branches: list[dict[str, Any]]) -> list[str]:
+    """A team run's branches: how each ended, its head, its own best and its rebases."""
+    if not branches:
+        return []
+    lines = ["", "## Branches", "", "| branch | status | head | own best | accepted | rebased onto | why it ended |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for b in branches:
+        best = b.get("best") or {}
+        moved = ", ".join(str(m.get("onto")) for m in b.get("rebases") or []) or "-"
+        lines.append(f"| {b['name']} | {b.get('status', '-')} | {b.get('head') or '-'} | {best.get('candidate', 'none')} "
+                     f"{_x(best.get('speedup_geomean')) if best else ''} | {b.get('accepted', 0)} of {b.get('rounds', 0)} | {moved} | "
+                     f"{_safe(b.get('reason', ''), 200)} |")
+    return lines
+
+
 def render_markdown(data: RunData) -> str:
     s = data.summary
     best = s.get("best") or {}
@@ -27,13 +44,17 @@ def render_markdown(data: RunData) -> str:
              f"- status: **{s.get('status', '-')}**, outcome: **{s.get('outcome', '-')}**",
              f"- best: **{best.get('candidate', '-')}** (round {best.get('round', '-')}) at "
              f"**{_x(best.get('speedup_geomean'))}**; {sum(r.accepted for r in rounds)} accepted of {len(rounds)} rounds",
-             f"- reason: {_safe(s.get('reason', ''), 400)}", "", "## Rounds", "",
-             "| round | stage | candidate | parent | verify | speedup (CI) | review | gate |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             f"- reason: {_safe(s.get('reason', ''), 400)}"]
+    lines += _branches(s.get("branches") or [])
+    team = any(r.row.get("branch") for r in rounds)
+    lines += ["", "## Rounds", "",
+              f"| round |{' branch |' if team else ''} stage | candidate | parent | verify | speedup (CI) | review | gate |",
+              f"| --- |{' --- |' if team else ''} --- | --- | --- | --- | --- | --- | --- |"]
     for r in rounds:
         ci = f" [{r.speedup_lo:.2f}, {r.speedup_hi:.2f}]" if r.speedup_lo is not None and r.speedup_hi is not None else ""
         gate = "accepted" if r.accepted else _safe("; ".join(r.reasons), 200)
-        lines.append(f"| {r.round} | {r.stage} | {r.candidate} | {r.parent or '-'} | {r.verify_status or '-'} | "
+        where = f" {r.row.get('branch') or '-'} |" if team else ""
+        lines.append(f"| {r.round} |{where} {r.stage} | {r.candidate} | {r.parent or '-'} | {r.verify_status or '-'} | "
                      f"{_x(r.speedup_geomean)}{ci} | {r.review_decision or '-'} | {gate} |")
     lines += ["", "## Claims", ""]
     lines += [f"{r.round}. `{_safe(r.claim or '(no claim)')}`" for r in rounds]

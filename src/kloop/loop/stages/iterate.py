@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kloop.loop.config import Stage
+from kloop.loop.context import RunContext
 from kloop.loop.lineage import CandidateRecord
 from kloop.loop.rounds import RoundInput
 from kloop.loop.stopping import Stalled, stagnation
@@ -49,17 +50,26 @@ class Iterate:
             self.host.after_round(record)
 
     def _digest_of(self, record: CandidateRecord) -> str | None:
-        paths = self.ctx.paths
-        art = paths.artifacts / "research" if record.round == 0 else paths.round_dir(record.round)
-        path = art / "profile-digest.md"
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        return digest_of(self.ctx, record)
 
     def _wiki_hits(self, last: CandidateRecord | None) -> list[str]:
-        """Wiki entries for the task and what the last round ran into (fenced as untrusted in the prompt)."""
-        words = [self.ctx.task.name, self.ctx.task.description[:120]]
-        if last is not None:
-            words += [f.get("text", "")[:80] for f in last.findings[:2]] + last.reasons[:1]
-        return self.ctx.services.wiki.search(" ".join(w for w in words if w)[:300], 3)
+        return wiki_hits(self.ctx, last)
+
+
+def digest_of(ctx: RunContext, record: CandidateRecord) -> str | None:
+    """The profile digest of `record` (the baseline's from research), when one was written."""
+    paths = ctx.paths
+    art = paths.artifacts / "research" if record.round == 0 else paths.round_dir(record.round)
+    path = art / "profile-digest.md"
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def wiki_hits(ctx: RunContext, last: CandidateRecord | None) -> list[str]:
+    """Wiki entries for the task and what the last round ran into (fenced as untrusted in the prompt)."""
+    words = [ctx.task.name, ctx.task.description[:120]]
+    if last is not None:
+        words += [f.get("text", "")[:80] for f in last.findings[:2]] + last.reasons[:1]
+    return ctx.services.wiki.search(" ".join(w for w in words if w)[:300], 3)
 
 
 def rounds_since_acceptance(rounds: list[CandidateRecord]) -> int:
