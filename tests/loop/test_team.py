@@ -121,7 +121,10 @@ def test_kill_9_of_the_driver_then_resume_keeps_every_branchs_accepted_candidate
 def test_branches_claim_distinct_round_numbers_and_a_repeated_round_keeps_its_number(tmp_path: Path) -> None:
     """Two branches on their own connections, claiming at once: no number is handed out twice."""
     path = tmp_path / "lineage.sqlite"
-    Lineage(path).close()
+    lineage = Lineage(path)
+    lineage.add(CandidateRecord(round=0, candidate="baseline", stage="research", agent_status="completed",
+                                accepted=True, speedup_geomean=1.0))
+    lineage.close()
     claimed: dict[str, list[int]] = {"b1": [], "b2": []}
 
     def claim(branch: str) -> None:
@@ -139,13 +142,14 @@ def test_branches_claim_distinct_round_numbers_and_a_repeated_round_keeps_its_nu
     for thread in threads:
         thread.join()
     numbers = claimed["b1"] + claimed["b2"]
-    assert sorted(numbers) == list(range(0, 50))
+    assert sorted(numbers) == list(range(1, 51))
     view = BranchLineage(path, "b1")
     open_claim = view.next_round()  # claimed, never recorded (a crash): asked again, the same number
-    assert view.next_round() == open_claim == 50
+    assert view.next_round() == open_claim == 51
+    assert BranchLineage(path, "b2").next_round() == 52  # b1's open claim is not handed to b2
     assert [r.round for r in view.rounds()] == sorted(claimed["b1"])
     view.release_claims()
-    assert BranchLineage(path, "b2").next_round() == 50
+    assert BranchLineage(path, "b1").next_round() == 53  # 51 given back; numbers grow past b2's open 52
 
 
 def test_a_single_run_keeps_the_single_run_layout(tmp_path: Path) -> None:

@@ -185,7 +185,7 @@ class Branch:
             ))  # fmt: skip
             if record is None:
                 return
-            self.team.after_round(record)
+            self.after_round(record)
 
     def _rebase_or_stop(self, since: int) -> None:
         """Stalled: move this branch's head to the global best, or stop when it already stands there."""
@@ -211,6 +211,7 @@ class Branch:
             raise BudgetExhausted(f"{self.name}: its cost budget is used: ${spent:.2f} of ${config.cost_limit_usd:.2f}")
 
     def after_round(self, record: CandidateRecord) -> None:
+        """The run's bookkeeping (summary, target, profiling a new global best), under the team's lock."""
         self.team.after_round(record)
 
     def _set_state(self, status: RunStatus, reason: str) -> None:
