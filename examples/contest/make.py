@@ -291,6 +291,14 @@ MOE_MINI = "moe_fp8_block_scale_ds_routing_topk8_ng8_kg4_e32_h256_i128"
 MOE_SCALARS = {"top_k": 8, "n_group": 8, "topk_group": 4, "local_expert_offset": 0, "routed_scaling_factor": 2.5}
 
 
+COVERAGE_REASON = ("hidden states and their block scales keep their declared draw: fp8 e4m3 saturates at 448 and "
+                   "flushes below 2^-9, so the regimes' scales make them +-448 or 0, and a block scale (amax / 448) is "
+                   "never negative; at x128 values times x128 scales, squared by SwiGLU, outputs reach ~1e8, atol is void "
+                   "and a cancelling element is held to rtol of itself, which an honest blocked fp32 sum misses (the Triton "
+                   "baseline was 1 % off where torch's order used < 1/16 of the tolerance); routing logits take every regime, "
+                   "the weights and their scales the signed one")
+
+
 def _moe_body(hidden: int, inter: int, scales: dict[str, tuple[float, float]], name: str) -> dict:
     body = json.loads((HERE / MOE / "public.json").read_text())  # flashinfer's definition, verbatim
     for key in ("reference", "init", "check"):
@@ -306,8 +314,14 @@ def _moe_body(hidden: int, inter: int, scales: dict[str, tuple[float, float]], n
     body["tags"] = [*body["tags"], "contest:mlsys26"]
     body["kloop"] = {
         "flops": "seq_len * top_k * (2 * hidden_size * gemm1_out_size + 2 * intermediate_size * hidden_size)",
-        # block scales are positive in practice (amax / 448); their ranges keep the output O(1)
-        "input_ranges": {k: {"low": lo, "high": hi} for k, (lo, hi) in scales.items()},
+        # block scales are positive in practice (amax / 448); their ranges keep the output O(1).
+        # routing_bias is one draw for every token: at N(0, 1) it outweighs the sigmoid scores' spread, so
+        # mostly the same groups win for all tokens and a fifth of the 32-token draws never pick group 0 (the
+        # 32 local experts): output 0, where no scale or routing error can show. At +-0.1 it still changes 99 %
+        # of the tokens' top-8 and each token picks group 0 about half the time (32 tokens: none in 0 of 400 draws).
+        "input_ranges": {**{k: {"low": lo, "high": hi} for k, (lo, hi) in scales.items()},
+                         "routing_bias": {"low": -0.1, "high": 0.1}},
+        "coverage": {"declared_only": ["hidden_states", "hidden_states_scale"], "reason": COVERAGE_REASON},
         "heldout": {"count": 2, "axes": {"seq_len": {"min": 1, "max": 16}}},
     }
     return body
