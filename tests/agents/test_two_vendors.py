@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kloop.agents.doctor import scripted_verdict
 from kloop.agents.registry import get_agent
 from kloop.agents.scripted_server import ScriptedServer, text
 from kloop.agents.tuner import TunerAgent
@@ -29,7 +30,7 @@ def test_codex_writes_claude_reviews_the_loop_decides(tmp_path: Path, monkeypatc
     target = run_dir / "workspace" / "solution" / "main.py"
     verdict = {"decision": "accept", "progress": "advanced", "findings": [], "summary": "one multiply"}
     writer_steps = [*INSTALLED["codex"].write(target, VECTORIZED), text("Vectorized: expect 100x.")]
-    with ScriptedServer(writer_steps) as codex_model, ScriptedServer([text(json.dumps(verdict))]) as claude_model:
+    with ScriptedServer(writer_steps) as codex_model, ScriptedServer(scripted_verdict("claude", verdict)) as claude_model:
         monkeypatch.setenv("KLOOP_CODEX_BASE_URL", codex_model.base_url + "/v1")
         monkeypatch.setenv("KLOOP_CODEX_API_KEY", "scripted")
         monkeypatch.setenv("KLOOP_CODEX_MODEL", "scripted-model")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kloop.cli import main
-from tests.loop.helpers import VECTORIZED, fake, make_campaign
+from tests.loop.helpers import VECTORIZED, make_campaign, real_verifier
 
 TASK = Path(__file__).parent / "tasks" / "rowscale_wide"
 TUNABLE = ("import torch\n\nMODE = '${MODE}'\n\n\ndef run(x, w):\n"
@@ -53,8 +53,10 @@ def test_tune_bad_input_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 @pytest.fixture(scope="module")
 def fake_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One accepted round judged by the real verifier: export writes traces only for the task's listed
+    workloads, and only a real verdict names them (the fake verdict's one row is a made-up workload)."""
     tmp = tmp_path_factory.mktemp("export")
-    make_campaign(tmp, [{"claim": "vectorized", "files": {"main.py": VECTORIZED, "FAKE_VERDICT.json": fake(2.0)}}]).run()
+    make_campaign(tmp, [{"claim": "vectorized", "files": {"main.py": VECTORIZED}}], verifier=real_verifier()).run()
     return tmp / "run"
 
 
@@ -83,7 +85,6 @@ def test_export_writes_files_flashinfer_bench_accepts(fake_run: Path, tmp_path: 
 @pytest.mark.slow
 def test_route_on_a_real_run_refuses_a_route_noise_alone_would_give(tmp_path: Path) -> None:
     """A/A: two accepted candidates with the same code; no regime may earn a route."""
-    from tests.loop.helpers import real_verifier
 
     same = "import torch\n\n\ndef run(x, w):\n    return torch.mul(x, w)\n"
     lines = [{"claim": "vectorized", "files": {"main.py": VECTORIZED}},

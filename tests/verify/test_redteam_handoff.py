@@ -41,11 +41,20 @@ def test_fusing_a_batch_finds_only_the_call_at_hand(tmp_path: Path) -> None:
 
 
 def test_replacing_the_batch_loop_earns_nothing(tmp_path: Path) -> None:
+    """Saying `done` before the work is a race with the supervisor's copy of the slot at `done`.
+
+    Where the supervisor copies first, the outputs are poison: REJECTED (`timed_outputs`). Where the
+    box finishes the work before the supervisor is scheduled (under load on the shared core it often
+    does: the full suite saw PASSED), the copy holds correct outputs and the box's CPU time holds
+    the work: no speedup. Either way the trick earns nothing; this test once demanded REJECTED
+    alone, which only the scheduler's choice decided.
+    """
     result, log = _verify("attack_replace_batch_handler", tmp_path)
     assert "KLOOP-ATTACK handler: replaced batch loop ran" in log, log[-2000:]
     _no_speedup(result)
-    assert result.status is VerifyStatus.REJECTED, result.reasons  # outputs read at `done` were not written yet
-    assert "timed_outputs" in result.failed_checks(), result.reasons
+    assert result.status in (VerifyStatus.PASSED, VerifyStatus.REJECTED), result.reasons
+    if result.status is VerifyStatus.REJECTED:  # outputs read at `done` were not written yet
+        assert "timed_outputs" in result.failed_checks(), result.reasons
 
 
 def test_inflating_the_no_op_batches_earns_nothing(tmp_path: Path) -> None:
@@ -77,13 +86,12 @@ def test_latency_and_speedup_agree_in_the_verdict(tmp_path: Path) -> None:
     options = redteam_options(tmp_path, timing=True)
     result = verify(task, tmp_path / "same", options)
     assert result.passed, result.reasons
-    timed = [w for w in result.workloads if not w.heldout and (w.latency_ms is not None or w.harness_bound)]
+    timed = [w for w in result.workloads if not w.heldout and w.status is VerifyStatus.PASSED]
     assert timed, result.workloads
     for w in timed:
         assert w.wall_ms is not None and w.harness_ms is not None
-        if w.harness_bound:
-            assert w.latency_ms is None and w.speedup is None and w.timing_note, w
-            continue
+        if w.harness_bound:  # flagged and said why, but still timed: the hand-off is in both boxes' costs
+            assert w.timing_note and "harness-bound" in w.timing_note, w
         assert w.speedup is not None and w.baseline_latency_ms is not None and w.latency_ms is not None
         assert abs(w.speedup - w.baseline_latency_ms / w.latency_ms) < 1e-9 * w.speedup, w
         assert w.speedup_ci is not None and w.speedup_ci[0] <= w.speedup <= w.speedup_ci[1], w

@@ -65,14 +65,14 @@ class WorkloadResult(_Model):
     latency_ms: float | None = None
     """The candidate's cost of one call, ms: the box's CPU time per timed call (on a GPU, or without
     a cpuacct group, the supervisor's go-to-done wall time), the hand-off of the call included;
-    trimmed geometric mean over rounds. None when the workload is harness-bound."""
+    trimmed geometric mean over rounds."""
     latency_ci_ms: list[float] | None = None
     """95 % interval of `latency_ms` (`kloop.verify.stats.INTERVAL_METHOD`), [lo, hi]."""
     baseline_latency_ms: float | None = None
     """The baseline's cost of one call, measured the same way in the same rounds: latency_ms x speedup
     (the speedup is the trimmed mean of the paired per-round ratios)."""
     speedup: float | None = None
-    """baseline_latency_ms / latency_ms (exactly; None when harness-bound)."""
+    """baseline_latency_ms / latency_ms (exactly)."""
     speedup_ci: list[float] | None = None
     """95 % interval of the speedup from the paired rounds (`INTERVAL_METHOD`; kloop extension)."""
     incumbent_speedup: float | None = None
@@ -86,9 +86,10 @@ class WorkloadResult(_Model):
     harness_ms: float | None = None
     """The hand-off's own cost per call (no-op calls in the baseline's box), included in both latencies."""
     harness_bound: bool = False
-    """The hand-off is over 25 % of a call's cost: the kernel cannot be resolved; no latency or speedup."""
+    """The hand-off is over 25 % of a call's cost: latency and speedup (still reported, still in the
+    geometric mean) are mostly the hand-off's, so a kernel's gain reads smaller than it is."""
     timing_note: str | None = None
-    """Why this workload has no latency or speedup when it was timed (harness-bound)."""
+    """What to know about this workload's timing (harness-bound: how much of a call the hand-off is)."""
 
 
 class Comparison(_Model):
@@ -121,7 +122,7 @@ class Summary(_Model):
     """Aggregates over the timed workloads."""
 
     speedup_geomean: float | None = None
-    """Geometric mean over timed workloads (harness-bound ones left out) of baseline / candidate latency."""
+    """Geometric mean over timed workloads (harness-bound ones included) of baseline / candidate latency."""
     speedup_ci: list[float] | None = None
     """95% confidence interval of the geometric mean (paired per-round log ratios, t quantile)."""
     latency_ms_median: float | None = None

@@ -260,7 +260,7 @@ class Verification:
     # -- timing --------------------------------------------------------------------------------
     def _skip_timing(self, why: str) -> None:
         self.timing_note = why
-        for name in ("timed_outputs", "physics_floor", "wall_clock"):
+        for name in ("timed_outputs", "physics_floor", "wall_clock", "off_cpu"):  # every timing-only check
             self.book.skip(name, why)
 
     timing_note: str | None = None
