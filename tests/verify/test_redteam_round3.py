@@ -146,7 +146,9 @@ def _host_state() -> dict[str, set[str]]:
         except OSError:
             return set()
 
-    tmp = Path("/tmp")
+    import tempfile
+
+    tmp = Path(tempfile.gettempdir())  # the test's own temporary root where it sets one (xdist shares /tmp)
     bound_loops = {str(p) for p in Path("/sys/block").glob("loop*/loop/backing_file")}
     groups = {str(p) for c in ("freezer", "pids", "memory", "cpu") for p in Path(f"/sys/fs/cgroup/{c}").rglob("kloop-*")}
     return {

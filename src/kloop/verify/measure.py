@@ -130,6 +130,10 @@ BUSY_CPU_FRACTION = 0.25
 """CPU time above this fraction of the watch is work (OpenMP's spin-wait after a parallel region used
 0.9-2.3 ms here; a thread that computes gets most of a CPU even on a loaded one)."""
 
+EXIT_CPU_MS = 0.2
+"""A thread that ends after the reply may use this much CPU on its way out (a joined thread's exit costs
+tens of microseconds); one that used more computed after the reply (deferred work)."""
+
 
 def _cpu_ns(tid: int) -> int | None:
     """A thread's CPU time in ns: schedstat's sum_exec_runtime, else stat's utime+stime (ticks)."""
@@ -228,6 +232,8 @@ def busy_threads(tasks_file: Path | None, root_pid: int | None, before: set[int]
             busy.append(f"{w.name} (tid {w.tid}): {used_ms:.1f} ms of CPU in the {elapsed * 1e3:.0f} ms after the reply")
         elif not w.gone and len(late) >= 3 and all(s == "R" for s in late):
             busy.append(f"{w.name} (tid {w.tid}): runnable throughout the {elapsed * 1e3:.0f} ms after the reply")
-        elif w.gone and w.state0 not in ("R", "new"):
+        elif w.gone and w.state0 == "S":  # not R or D: a joined thread on its way out may be either
             busy.append(f"{w.name} (tid {w.tid}): asleep at the reply, woke and ended within {elapsed * 1e3:.0f} ms")
+        elif w.gone and w.state0 != "new" and used_ms > EXIT_CPU_MS:  # computed after the reply, then went
+            busy.append(f"{w.name} (tid {w.tid}): {used_ms:.2f} ms of CPU after the reply, then ended")
     return busy
