@@ -24,3 +24,14 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
     say "chromium missing and not root: install Debian's 'chromium' package for the report tests"
   fi
 fi
+# strace records the syscalls a contained writer agent was refused (the agents' confinement tests).
+if ! command -v strace >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing strace"
+    (apt-get install -y -q strace >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q strace >/dev/null 2>&1; }) \
+      || say "strace not installed; the confinement audit tests will fail"
+  else
+    say "strace missing and not root: install Debian's 'strace' package for the confinement tests"
+  fi
+fi
