@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,22 +13,6 @@ if TYPE_CHECKING:
     from kloop.loop.campaign import Campaign
     from kloop.loop.config import RunConfig
     from kloop.loop.summary import Summary
-
-VERIFY_ENV = "KLOOP_VERIFY_OPTIONS"
-
-
-def _verify_overrides() -> dict[str, object]:
-    text = os.environ.get(VERIFY_ENV)
-    if not text:
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(VERIFY_ENV, f"not JSON: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise BadInput(VERIFY_ENV, "must be a JSON object of VerifyOptions fields")
-    return data
-
 
 def _new_config(task: str | None, writer: str | None, reviewer: str | None, stages: str, rounds: int | None,
                 budget: str | None, target_speedup: float | None, device: str, gate: str | None,
@@ -47,10 +29,11 @@ def _new_config(task: str | None, writer: str | None, reviewer: str | None, stag
     check_request(device)
     seconds, cost = parse_budget(budget) if budget else (None, None)
     from kloop.agents import get_agent
+    from kloop.verify.result import options_from_env
 
     config = RunConfig(task=str(task), writer=str(writer), reviewer=str(reviewer), stages=parse_stages(stages),
                        rounds=rounds, budget_s=seconds, cost_limit_usd=cost, target_speedup=target_speedup,
-                       device=device, gate_plan=gate == "plan", stall_after=stall_after, verify=_verify_overrides(),
+                       device=device, gate_plan=gate == "plan", stall_after=stall_after, verify=options_from_env(),
                        team=team)
     from kloop.loop.branches import branch_names
 

@@ -8,7 +8,6 @@ Exit 0 when every pair passed, 1 when one did not, 2 for bad input, 3 when kloop
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -17,8 +16,6 @@ from typing import Annotated, Any
 import typer
 
 from kloop.errors import BadInput, HarnessFailure
-
-VERIFY_ENV = "KLOOP_VERIFY_OPTIONS"
 
 
 def split_words(words: list[str]) -> tuple[list[str], list[str]]:
@@ -33,19 +30,6 @@ def split_words(words: list[str]) -> tuple[list[str], list[str]]:
     if not tasks or not solutions:
         raise BadInput("kloop bench", "give at least one TASK and one solution after --solutions")
     return tasks, solutions
-
-
-def _overrides() -> dict[str, Any]:
-    text = os.environ.get(VERIFY_ENV)
-    if not text:
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(VERIFY_ENV, f"not JSON: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise BadInput(VERIFY_ENV, "must be a JSON object of VerifyOptions fields")
-    return data
 
 
 def _solution_dir(path: Path, tmp: Path) -> Path:
@@ -118,12 +102,13 @@ def bench_command(
     from kloop.pool.job import VerifyJob
     from kloop.pool.open import open_pool
     from kloop.pool.verifier import job_options
+    from kloop.verify.result import options_from_env
 
     check_request(device)
     tasks, solutions = split_words(list(ctx.args))
     with tempfile.TemporaryDirectory(prefix="kloop-bench-") as tmp:
         pairs = pair_up(tasks, solutions, Path(tmp))
-        options = job_options(device, _overrides(), True, 1)
+        options = job_options(device, options_from_env(), True, 1)
         bundles = {str(d): Bundle.from_dir(d) for _, d, _, _ in pairs}
         jobs = [VerifyJob(id=f"pair-{i}", task=bundles[str(d)], solution=Bundle.from_dir(s), options=options)
                 for i, (_, d, s, _) in enumerate(pairs)]

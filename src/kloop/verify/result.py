@@ -5,10 +5,13 @@ No torch import: the loop, the report and the CLI read these without paying for 
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kloop.errors import BadInput
 from kloop.task.schema import VerifyStatus  # the one status enum (FIB's outcomes + REJECTED)
 from kloop.verify.stats import LogRatio
 
@@ -227,3 +230,20 @@ class VerifyOptions(_Model):
         if value not in REQUESTS:
             raise ValueError(f"device must be one of {', '.join(REQUESTS)}, not {value!r}")
         return value
+
+
+VERIFY_ENV = "KLOOP_VERIFY_OPTIONS"
+
+
+def options_from_env() -> dict[str, object]:
+    """VerifyOptions fields a run or a bench takes from $KLOOP_VERIFY_OPTIONS (a JSON object), checked here once."""
+    text = os.environ.get(VERIFY_ENV)
+    if not text:
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(VERIFY_ENV, f"not JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise BadInput(VERIFY_ENV, "must be a JSON object of VerifyOptions fields")
+    return data
