@@ -68,7 +68,7 @@ def render_markdown(data: RunData) -> str:
             ci = w.get("speedup_ci")
             cis = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
             lat = w.get("latency_ms")
-            shown = "harness-bound" if w.get("harness_bound") else ("-" if lat is None else f"{lat:.4g}")
+            shown = ("-" if lat is None else f"{lat:.4g}") + (" (harness-bound)" if w.get("harness_bound") else "")
             kind = f" ({workload_label(w)})" if w.get("heldout") else ""
             lines.append(f"| {shape}{kind} | {w.get('status', '-')} | {shown} | {_x(w.get('speedup'))}{cis} |")
     if data.route:
