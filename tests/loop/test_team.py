@@ -89,9 +89,11 @@ def test_two_branches_share_one_best_and_a_stalled_branch_rebases(tmp_path: Path
 
 
 def test_kill_9_of_the_driver_then_resume_keeps_every_branchs_accepted_candidates(tmp_path: Path) -> None:
-    """Both branches' first rounds start against the baseline and pass it, so each branch has an
-    accepted candidate; the driver is killed (SIGKILL) right after the third row is written,
-    while the other branch is mid-round. `--resume` finishes both branches and keeps them all."""
+    """Both branches' first rounds start against the baseline and pass it; the driver is killed (SIGKILL)
+    right after the third row is written, while the other branch is mid-round. Which rows exist by then
+    is the scheduler's choice (under load one branch may write two rows first), so the test asks that
+    something was accepted, that nothing accepted is lost or changed, and that after `--resume` both
+    branches have their accepted candidate."""
     lines = {"b1": [{"claim": "vectorized", "files": {"main.py": VECTORIZED}},
                     {"claim": "off", "files": {"main.py": WRONG}}],
              "b2": [{"claim": "row loop", "files": {"main.py": ROW_LOOP}},
@@ -100,7 +102,7 @@ def test_kill_9_of_the_driver_then_resume_keeps_every_branchs_accepted_candidate
     assert first.returncode == -signal.SIGKILL, first.stderr
     run = tmp_path / "run"
     before = {r["candidate"]: r for r in _rows(run) if r["accepted"]}
-    assert {r["branch"] for r in before.values()} == {"b1", "b2"}, before  # each branch had one accepted
+    assert before, _rows(run)
     status = json.loads(kloop("status", str(run), "--json").stdout)
     assert [b["name"] for b in status["branches"]] == ["b1", "b2"]
 
@@ -111,7 +113,9 @@ def test_kill_9_of_the_driver_then_resume_keeps_every_branchs_accepted_candidate
         assert after[candidate] == row, (candidate, after.get(candidate))
     summary = json.loads((run / "summary.json").read_text())
     assert summary["status"] == "completed", summary["reason"]
+    assert {r["branch"] for r in after.values() if r["accepted"]} == {"b1", "b2"}, after
     assert sorted(r["branch"] for r in summary["rounds"]) == ["b1", "b1", "b2", "b2"]  # no turn played twice
+    assert {r["branch"] for r in after.values() if r["accepted"]} == {"b1", "b2"}, after
     assert summary["best"]["speedup_geomean"] == max(r["speedup_geomean"] or 0 for r in after.values() if r["accepted"])
     commits = round_commits(run / "workspace")
     assert sum(1 for n, c in commits.items() if n > 0 and c > 1) <= 2, commits  # at most the rounds in flight

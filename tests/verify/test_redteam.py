@@ -38,7 +38,9 @@ REFUSED: dict[str, tuple[set[VerifyStatus], set[str], bool]] = {
     "attack_low_precision": ({S.INCORRECT_NUMERICAL}, {"numeric"}, False),
     "attack_wrong_dtype": ({S.INCORRECT_DTYPE}, {"dtype"}, False),
     "attack_wrong_shape": ({S.INCORRECT_SHAPE}, {"shape"}, False),
-    "attack_background_thread": ({S.REJECTED}, {"background_threads"}, False),
+    # its thread writes the outputs 2 ms after the reply: read before that, they are wrong (outputs_written);
+    # read after, the thread that did the work is flagged (background_threads). Load decides which; both refuse.
+    "attack_background_thread": ({S.REJECTED, S.INCORRECT_NUMERICAL}, {"background_threads", "outputs_written"}, False),
     "attack_tensor_subclass": ({S.REJECTED}, {"exact_type"}, False),
     "attack_meta_tensor": ({S.REJECTED}, {"exact_type"}, False),
     "attack_sys_exit": ({S.RUNTIME_ERROR}, {"runtime"}, False),
