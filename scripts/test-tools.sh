@@ -13,25 +13,20 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || ! .venv/bin/python -c
 fi
 # The pinned coding-agent CLIs (Claude Code, Codex, Kimi Code + Node 22) into .tools/ for the adapters' tests.
 bash scripts/agent-clis.sh
-# Headless Chromium renders report.html in the report tests (Debian's package; CI runs as root).
-if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+# Debian package PKG for the tests named by WHY, when none of the commands after it exists (CI runs as root).
+apt_tool() {
+  local pkg=$1 why=$2; shift 2
+  for cmd in "$@"; do command -v "$cmd" >/dev/null 2>&1 && return 0; done
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    say "installing chromium"
-    (apt-get install -y -q chromium >/dev/null 2>&1 \
-      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }) \
-      || say "chromium not installed; the report's browser test will fail"
+    say "installing $pkg"
+    (apt-get install -y -q "$pkg" >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q "$pkg" >/dev/null 2>&1; }) \
+      || say "$pkg not installed; $why will fail"
   else
-    say "chromium missing and not root: install Debian's 'chromium' package for the report tests"
+    say "$pkg missing and not root: install Debian's '$pkg' package for $why"
   fi
-fi
-# strace records the syscalls a contained writer agent was refused (the agents' confinement tests).
-if ! command -v strace >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    say "installing strace"
-    (apt-get install -y -q strace >/dev/null 2>&1 \
-      || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q strace >/dev/null 2>&1; }) \
-      || say "strace not installed; the confinement audit tests will fail"
-  else
-    say "strace missing and not root: install Debian's 'strace' package for the confinement tests"
-  fi
-fi
+}
+# Headless Chromium renders report.html in the report's browser test.
+apt_tool chromium "the report's browser test" chromium chromium-browser
+# strace records the syscalls a contained writer agent was refused.
+apt_tool strace "the agents' confinement audit tests" strace
