@@ -81,16 +81,34 @@ PRIVILEGE = {
 }  # fmt: skip
 
 
+REFUSED = {
+    "attack_bpf": ["bpf"], "attack_perf_event": ["perf_event_open"], "attack_hostname": ["sethostname"],
+    "attack_setns_socket": [r"ioctl\(fd \d+, SIOCGSKNS\)", "setns", "unshare"], "attack_loop_device": [],
+}  # fmt: skip
+"""What the seccomp listener reports of each trick: the calls the filter refused, named by the supervisor."""
+
+
 @CONTAINED
 @pytest.mark.parametrize("attack", sorted(PRIVILEGE))
 def test_privileged_tricks_are_refused_by_the_kernel(attack: str, tmp_path: Path) -> None:
+    """Each trick is refused by the kernel (the evidence line); one the seccomp filter refused also
+    REJECTS the candidate, with the call named. Changed expectation: these attacks used to PASS
+    (their kernels are honest), because a refused call was silent. The supervisor now receives each
+    refusal from the kernel (`seccomp.Listener`), and an attempt on bpf, perf or a namespace is no
+    honest kernel's doing. attack_loop_device's calls are refused by missing capabilities and an
+    empty /dev, not by the filter: it still PASSES."""
     hostname = os.uname().nodename
     result = _verify("privilege", attack, tmp_path)
     _no_canary(result)
-    assert result.passed, result.reasons  # the trick was refused; the kernel itself is honest
     line = _evidence(result, attack)
     assert re.search(PRIVILEGE[attack], line), line
     assert os.uname().nodename == hostname
+    if not REFUSED[attack]:
+        assert result.passed, result.reasons
+        return
+    assert result.status is S.REJECTED and result.failed_checks() == ["sandbox_policy"], result.reasons
+    for call in REFUSED[attack]:
+        assert any(re.search(rf"sandbox_policy: .*seccomp refused {call}", r) for r in result.reasons), (call, result.reasons)
 
 
 # -- forged audits ---------------------------------------------------------------------------------
@@ -106,6 +124,23 @@ def test_forged_digests_threads_and_violations_are_measured_by_the_supervisor(tm
     assert {"background_threads", "inputs_unmodified"} <= failed, result.reasons
     # counted by the supervisor from the box's cgroup, named from /proc/<tid>/comm: the forged report said none
     assert any(re.search(r"background_threads: .*\(tid \d+\)", r) for r in result.reasons), result.reasons
+
+
+@CONTAINED
+def test_refused_calls_reach_the_verdict_though_the_candidate_erases_every_report(tmp_path: Path) -> None:
+    """keyctl at import, mount and ptrace in a call, after the candidate erased its policy's list,
+    patched the harness's reporting functions and replies, and stripped `violations` from every frame
+    it sends: REJECTED with each call named, because the kernel reported them to the supervisor's
+    listener, which the box never holds (the evidence shows it found no listener fd in itself)."""
+    result = _verify("forged", "attack_forge_refusals", tmp_path)
+    line = _evidence(result, "attack_forge_refusals")
+    assert f"seccomp listener fds in this process: []; keyctl -> -1 errno {EPERM}; reports erased" in line, line
+    call = _evidence(result, "attack_forge_refusals_call")
+    assert re.search(rf"mount -> -1 errno {EPERM}; ptrace -> -1 errno {EPERM}", call), call
+    assert result.status is S.REJECTED, result.reasons
+    reasons = " ".join(r for r in result.reasons if r.startswith("sandbox_policy: "))
+    for name in ("keyctl", "mount", "ptrace"):
+        assert f"seccomp refused {name} (pid " in reasons, (name, result.reasons)
 
 
 # -- malformed replies and output ------------------------------------------------------------------

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kloop.verify import contain, measure, replies
+from kloop.verify import contain, measure, replies, seccomp
 from kloop.verify.cgroups import Containment, Limits, pick_cpus, sweep_stale
 from kloop.verify.channel import Channel, ChannelClosed, ChannelError, ChannelTimeout, ProtocolViolation
 
@@ -111,6 +111,10 @@ class SandboxProcess:
         """The staged workload's inputs, in memory the supervisor maps and hashes itself."""
         self.threads_before: set[int] = set()
         """The box's threads before any candidate code ran (read at its hello)."""
+        self.listener: seccomp.Listener | None = None
+        """The box's seccomp listener: the calls its filter refused, as the kernel reported them."""
+        self.refusals_reported = 0
+        """How many of the listener's refusals a reply's `violations` already carried."""
 
     def start(self) -> SandboxProcess:
         parent, child = socket.socketpair()
@@ -168,7 +172,9 @@ class SandboxProcess:
         if self.launch is None:
             return "not started"
         seen = self.kernel_status()
-        return self.launch.describe() + (f"; kernel says: {seen}" if seen else "")
+        watched = ("; refused calls: reported by the kernel to the supervisor" if self.listener is not None
+                   else "; refused calls: not observed (no seccomp listener)")  # fmt: skip
+        return self.launch.describe() + watched + (f"; kernel says: {seen}" if seen else "")
 
     def kernel_status(self) -> str:
         """The sandbox's uid, effective capabilities, no_new_privs and seccomp mode, read by the supervisor."""
@@ -186,6 +192,7 @@ class SandboxProcess:
         if self._hello is None:
             assert self.channel is not None
             start = time.perf_counter_ns()
+            self._take_listener()
             self._hello, _ = self._receive(STARTUP_TIMEOUT_S, expect=None)
             self.waited_ns = time.perf_counter_ns() - start
             if self._hello.get("op") != "hello":
@@ -193,6 +200,35 @@ class SandboxProcess:
             self.threads_before = measure.box_threads(self._tasks_file(), self.sandbox_pid())
             self.ready_ns = time.perf_counter_ns()
         return self._hello
+
+    def _take_listener(self) -> None:
+        """Receive the box's seccomp listener (its first message, sent before torch loads) and serve it."""
+        assert self.channel is not None
+        try:
+            fd = seccomp.take_over(self.channel.sock, STARTUP_TIMEOUT_S)
+        except TimeoutError:
+            self._fail("timeout", f"no seccomp hand-over within {STARTUP_TIMEOUT_S:g} s")
+        except (EOFError, OSError):
+            self._fail("died", self._death_detail())
+        except ValueError as exc:
+            self._fail("protocol", str(exc))
+        if fd is not None:
+            self.listener = seccomp.Listener(fd).start()
+
+    def refusals(self) -> list[str]:
+        """The calls the box's filter refused since candidate code could run, kernel-reported; new ones only.
+
+        Each is returned once: a reply's `violations` carries those new since the last reply, and
+        the supervisor asks once more after the box is dead (`Supervisor._clean_up`).
+        """
+        if self.listener is None:
+            return []
+        count, kept = self.listener.snapshot()
+        new = [f"seccomp refused {r.call} (pid {r.pid})" for r in kept[self.refusals_reported:]]
+        if count > len(kept) and count > self.refusals_reported:
+            new.append(f"... {count - max(len(kept), self.refusals_reported)} more refused calls")
+        self.refusals_reported = count
+        return new
 
     def request(self, op: str, header: dict[str, Any] | None = None, tensors: dict[str, Any] | None = None,
                 *, timeout_s: float, fds: list[int] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
@@ -204,6 +240,8 @@ class SandboxProcess:
         assert self.channel is not None
         nonce = secrets.token_hex(8)
         header = {**(header or {}), "op": op, "nonce": nonce}
+        if op in ("build", "load") and self.listener is not None:
+            self.listener.arm()  # candidate code may run from here on (a build runs its compiler)
         if op == "stage" and tensors:  # inputs go into memory the supervisor keeps mapped
             if self.shared is not None:
                 self.shared.close()
@@ -230,6 +268,8 @@ class SandboxProcess:
         decides nothing.
         """
         reply["reported_threads"] = list(reply.get("new_threads") or [])
+        # the box's own list (audit hook refusals) can only add to what the kernel reported
+        reply["violations"] = [*self.refusals(), *(reply.get("violations") or [])]
         reply["new_threads"] = measure.busy_threads(self._tasks_file(), self.sandbox_pid(), self.threads_before,
                                                     settle_s=IMPORT_SETTLE_S if op == "load" else 0.0)  # fmt: skip
         if op == "run":
@@ -324,6 +364,8 @@ class SandboxProcess:
         self.kill()
         if self.containment is not None:
             self.containment.remove()
+        if self.listener is not None:  # nothing of the box is alive: what it got refused is all on file
+            self.listener.close()
         self.log.close()
         if after_kill is not None:
             after_kill(self)

@@ -400,12 +400,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--memory-mb", type=int, default=0)
     args = parser.parse_args(argv)
-    seccomp.apply()  # before torch and the candidate: the filter binds every thread and child after it
+    # before torch and the candidate: the filter binds every thread and child after it, and its
+    # listener leaves for the supervisor at once (nothing here can read or swallow what it reports)
+    _text, listener = seccomp.apply()
+    channel = Channel.from_fd(args.fd)
+    seccomp.hand_over(channel.sock, listener)
     _limit_memory(args.memory_mb, args.device)
     import torch
 
     torch.set_num_threads(max(1, args.threads))
-    channel = Channel.from_fd(args.fd)
     harness = Harness(channel, args.device, Path.cwd())
     channel.send({"op": "hello", "pid": os.getpid(), "time": time.time(), "torch": torch.__version__})
     return serve(channel, harness)

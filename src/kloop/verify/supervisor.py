@@ -100,6 +100,9 @@ class Verification:
             try:
                 box.close(after_kill=self._publish_build)
                 self._keep_log(box)
+                late = box.refusals() if box is self.candidate else []
+                if late:  # refused after its last reply (a thread, a helper): the box is dead, the list final
+                    self.book.failed("sandbox_policy", f"after the last reply: {late[:3]}")
             except BaseException as exc:  # noqa: BLE001 -- finish the clean-up, then raise it
                 pending = pending or exc
                 box.close()  # safe twice: kills what is left and removes its dir
@@ -211,6 +214,8 @@ class Verification:
             self.dps = bool(reply.get("destination_passing", True))
             self.timing_meaningful = bool(reply.get("timing_meaningful", True))
             self.book.passed("build", f"{reply.get('language')} solution built (cache {str(reply.get('cache_key'))[:12]})")
+            if reply.get("violations"):  # refused calls at import, as the kernel reported them
+                self.book.failed("sandbox_policy", f"at import: {reply['violations'][:3]}")
             threads = reply.get("new_threads") or []
             if threads:
                 self.book.failed("background_threads", f"threads started at import: {threads}")
