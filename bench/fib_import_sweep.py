@@ -2,14 +2,17 @@
 
     .venv/bin/python bench/fib_import_sweep.py --repo /work/.mirror/flashinfer-ai+flashinfer/repo \
         --helpers /tmp/fi/flashinfer/trace/templates --out bench/results/fib_import_sweep \
-        [--scale 0.5] [--aa-timeout 240] [--only NAME...]
+        [--scale 0.5] [--aa-timeout 240] [--import-timeout 600] [--jobs 2] [--resume] [--only NAME...]
 
 (`--helpers`: `git -C REPO archive HEAD flashinfer/trace/templates | tar -x -C /tmp/fi`.)
 
 For each `tests/trace/fi_trace_out/*.json` at the repository's HEAD: `kloop task import-fib` (exit
 0 = imported; otherwise its error lines are the reason), then an A/A: `kloop verify TASK REF
 --no-timing --workloads 1 --heldout 1 --json` where REF is the definition's own reference packed as a python solution.
-Writes `results.jsonl` (one line per definition) and `summary.md` (counts + one reason each).
+Writes `results.jsonl` (one line per definition, appended as each finishes, so a run that is stopped
+keeps what it did; `--resume` skips the names already there) and `summary.md` (counts + one reason
+each, rewritten after every row). `--jobs N` runs N definitions at once; an import or an A/A that
+outlives its timeout is killed and recorded as `timeout`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ import argparse
 import json
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 KLOOP = [sys.executable, "-m", "kloop.cli"]
@@ -63,45 +68,69 @@ def aa(task: Path, work: Path, timeout: float) -> dict:
     return row
 
 
+def sweep_one(name: str, text: str, args: argparse.Namespace) -> dict:
+    """Import one definition (killed after --import-timeout) and, if it imported, run its A/A."""
+    work = args.out / "work"
+    src = work / name / "definition.json"
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_text(text)
+    task = work / name / "task"
+    size = ["--max-bytes", args.max_bytes] if args.max_bytes else ["--scale", args.scale]
+    cmd = [*KLOOP, "task", "import-fib", str(src), "-o", str(task), "--force", *size]
+    cmd += ["--helpers", str(args.helpers)] if args.helpers else []
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.import_timeout)
+    except subprocess.TimeoutExpired:
+        return {"name": name, "import_rc": "timeout",
+                "import_reason": f"import did not finish in {args.import_timeout:g} s on this CPU"}  # fmt: skip
+    row: dict = {"name": name, "import_rc": proc.returncode, "import_s": round(time.monotonic() - started, 1)}
+    if proc.returncode == 0:
+        row["notes"] = [ln[6:] for ln in proc.stdout.splitlines() if ln.startswith("note: ")]
+        row.update(aa(task, work / name, args.aa_timeout))
+    else:
+        row["import_reason"] = reason(proc.stderr)[:600]
+    return row
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--scale", default="0.5")
     parser.add_argument("--aa-timeout", type=float, default=240)
+    parser.add_argument("--import-timeout", type=float, default=600)
     parser.add_argument("--max-bytes", default=None)
     parser.add_argument("--helpers", type=Path, help="flashinfer/trace/templates of the same commit (helpers to inline)")
     parser.add_argument("--only", nargs="*")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--resume", action="store_true", help="keep results.jsonl and skip the names it has")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    work = args.out / "work"
-    rows = []
-    for name, text in definitions(args.repo):
-        if args.only and name not in args.only:
-            continue
-        src = work / name / "definition.json"
-        src.parent.mkdir(parents=True, exist_ok=True)
-        src.write_text(text)
-        task = work / name / "task"
-        size = ["--max-bytes", args.max_bytes] if args.max_bytes else ["--scale", args.scale]
-        cmd = [*KLOOP, "task", "import-fib", str(src), "-o", str(task), "--force", *size]
-        cmd += ["--helpers", str(args.helpers)] if args.helpers else []
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        row: dict = {"name": name, "import_rc": proc.returncode}
-        if proc.returncode == 0:
-            row["notes"] = [ln[6:] for ln in proc.stdout.splitlines() if ln.startswith("note: ")]
-            row.update(aa(task, work / name, args.aa_timeout))
-        else:
-            row["import_reason"] = reason(proc.stderr)[:600]
-        rows.append(row)
-        print(json.dumps({k: row.get(k) for k in ("name", "import_rc", "aa", "aa_s")}), flush=True)
-        with (args.out / "results.jsonl").open("a" if len(rows) > 1 else "w") as handle:
-            handle.write(json.dumps(row) + "\n")
-    write_summary(rows, args.out / "summary.md")
+    results = args.out / "results.jsonl"
+    done = {json.loads(ln)["name"] for ln in results.read_text().splitlines() if ln.strip()} \
+        if args.resume and results.is_file() else set()  # fmt: skip
+    if not args.resume:
+        results.write_text("")
+    todo = [(n, t) for n, t in definitions(args.repo) if (not args.only or n in args.only) and n not in done]
+    todo.sort(key=lambda pair: ("moe" in pair[0], pair[0]))  # the slow full-size MoE last: the rest lands first
+    lock = threading.Lock()
+
+    def record(name: str, text: str) -> None:
+        row = sweep_one(name, text, args)
+        with lock:
+            print(json.dumps({k: row.get(k) for k in ("name", "import_rc", "aa", "aa_s")}), flush=True)
+            with results.open("a") as handle:
+                handle.write(json.dumps(row) + "\n")
+            write_summary([json.loads(ln) for ln in results.read_text().splitlines() if ln.strip()], args.out / "summary.md")
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        list(pool.map(lambda pair: record(*pair), todo))
     return 0
 
 
 def write_summary(rows: list[dict], path: Path) -> None:
+    rows = sorted(rows, key=lambda r: r["name"])
     imported = [r for r in rows if r["import_rc"] == 0]
     passed = [r for r in imported if r.get("aa") == "PASSED"]
     lines = [f"definitions: {len(rows)}; imported: {len(imported)}; A/A passed: {len(passed)}", "",

@@ -17,7 +17,7 @@ from typing import Any
 from kloop.task.expr import ExpressionError, names_in
 from kloop.task.schema import DType
 
-__all__ = ["Hints", "dtype_for", "literal_value", "structure_for", "split_constraints"]
+__all__ = ["Hints", "dtype_for", "literal_value", "scatter_indices", "split_constraints", "structure_for"]
 
 _NATIVE = {d.value for d in DType} - {DType.FLOAT4_E2M1.value}
 _VIEWS = {"uint8": "int8", "uint32": "int32", "uint16": "int16"}
@@ -139,9 +139,60 @@ def split_constraints(constraints: list[str], axes: set[str], inputs: set[str], 
     return kept, totals
 
 
+_SCATTERS = {"index_copy_": 1, "index_copy": 1, "index_put_": 0, "index_put": 0, "scatter_": 1, "scatter": 1}
+"""Tensor methods that write at an index tensor (argument position of the index): a repeated index makes
+the result depend on the order of the writes, which no kernel has to follow."""
+
+
+def scatter_indices(source: str | None) -> set[str]:
+    """Names whose values the reference uses as write destinations (`x.index_copy_(0, idx, v)`, `x[idx] = v`).
+
+    `idx = state_indices.to(torch.long)` makes `state_indices` one: taint follows conversions, method
+    calls and subscripts of a name (not the names inside a subscript's brackets, nor arithmetic).
+    """
+    if not source:
+        return set()
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return set()
+    derived: dict[str, set[str]] = {}
+
+    def roots(node: ast.AST) -> set[str]:
+        if isinstance(node, ast.Name):
+            return {node.id} | derived.get(node.id, set())
+        if isinstance(node, ast.Attribute | ast.Subscript | ast.Starred):
+            return roots(node.value)
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute):
+                return roots(node.func.value)
+            return roots(node.args[0]) if node.args else set()
+        return set()
+
+    found: set[str] = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+            for target in node.targets:
+                derived[target.id] = derived.get(target.id, set()) | roots(node.value)  # type: ignore[union-attr]
+    for node in ast.walk(module):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SCATTERS:
+            position = _SCATTERS[node.func.attr]
+            if len(node.args) > position:
+                found |= roots(node.args[position])
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and not isinstance(target.slice, ast.Tuple | ast.Slice):
+                    found |= roots(target.slice)
+    return found
+
+
 def structure_for(name: str, spec: dict[str, Any], dtype: str, totals: dict[str, str], axes: dict[str, Any],
-                  inputs: dict[str, Any]) -> dict[str, Any] | None:  # fmt: skip
-    """A `kloop.structured` entry for an input whose name, description or constraints show structure."""
+                  inputs: dict[str, Any], scatters: frozenset[str] = frozenset()) -> dict[str, Any] | None:  # fmt: skip
+    """A `kloop.structured` entry for an input whose name, description or constraints show structure.
+
+    An index input the reference writes at (`scatters`) is drawn without repeats: with two equal indices
+    the reference's result depends on which write lands last, so its own A/A disagrees.
+    """
     shape = spec.get("shape") or []
     low = name.lower()
     described = (spec.get("description") or "").lower()
@@ -154,8 +205,10 @@ def structure_for(name: str, spec: dict[str, Any], dtype: str, totals: dict[str,
     if integer and _INDEX.search(low):
         high = _index_range(low, described, axes, inputs, name)
         if high is not None:
-            return {"kind": "index", "high": high, "unique": "page" in low or "kv_indices" in low,
-                    "why": f"name: {name} indexes {high}"}  # fmt: skip
+            scattered = name in scatters
+            why = f"name: {name} indexes {high}" + ("; the reference writes at these indices, so no repeats" if scattered else "")
+            return {"kind": "index", "high": high, "unique": "page" in low or "kv_indices" in low or scattered,
+                    "why": why}  # fmt: skip
     if not integer and ("probs" in low or "probabilit" in described) and shape:
         return {"kind": "probs", "why": f"name: {name} holds probability rows"}
     return None

@@ -26,7 +26,7 @@ from typing import Any
 
 from kloop.errors import BadInput
 from kloop.task import fib_hints, fib_oracle, fib_reference
-from kloop.task.fib_sizes import ImportProblems
+from kloop.task.fib_sizes import ImportProblems, UnwrittenOutputs
 from kloop.task.fib_sizes import size_workloads as _size
 from kloop.task.fib_sizes import trial_run as _trial
 from kloop.task.fib_sizes import write_task as _write
@@ -54,7 +54,24 @@ def import_fib(file: Path, out: Path, *, name: str | None = None, scale: float |
     if not isinstance(raw, dict):
         raise BadInput(file, "not a FlashInfer-Trace definition (expected a JSON object)")
     table = fib_reference.helper_table(list(helpers or []))
-    converted, hints = _convert(raw, name, consts or {}, table)
+    try:
+        return _import(raw, file, out, name, scale, max_bytes, memory_mb, consts or {}, check, table, [])
+    except UnwrittenOutputs as skipped:
+        kept = {o: s for o, s in raw["outputs"].items() if o not in skipped.unwritten.values()}
+        if not kept:
+            raise
+        notes = [f"output {i!r} (in place into input {i!r}) left out: the reference returns fewer values than the "
+                 f"definition has outputs and never writes it, so there is no ground truth for it"
+                 for o, i in skipped.unwritten.items()]  # fmt: skip
+        return _import({**raw, "outputs": kept}, file, out, name, scale, max_bytes, memory_mb, consts or {}, check,
+                       table, notes)  # fmt: skip
+
+
+def _import(raw: dict[str, Any], file: Path, out: Path, name: str | None, scale: float | None, max_bytes: int | None,
+            memory_mb: int, consts: dict[str, int], check: bool, table: dict[str, str],
+            first_notes: list[str]) -> Imported:  # fmt: skip
+    converted, hints = _convert(raw, name, consts, table)
+    hints.notes[:0] = first_notes
     unknown: dict[str, list[int]] = converted.pop("_unknown_consts", {}) if converted else {}
     if unknown and not check:
         hints.problems += [f"const axis {a!r} has no value (the tracer could not resolve it); give one with "
@@ -83,12 +100,10 @@ def _checked(staging: Path, file: Path, converted: dict[str, Any], workloads: li
              hints: fib_hints.Hints) -> tuple[dict[str, Any], list[dict[str, int]]]:  # fmt: skip
     """Run the reference on every workload; if it fails, let `fib_oracle` find the sizes the definition leaves unstated."""
     try:
-        if unknown:
-            raise ImportProblems(file, [f"const axis {a!r} has no value (the tracer could not resolve it) and no value "
-                                        f"of {c} lets the reference run with its declared shapes; give one with "
-                                        f"--const {a}=N" for a, c in unknown.items()])  # fmt: skip
-        _trial(staging, file)
+        _trial_first(staging, file, unknown)
         return converted, workloads
+    except UnwrittenOutputs:
+        raise
     except ImportProblems as failed:
         found = fib_oracle.search(converted, workloads, scalars, unknown, int(memory_mb * (1 << 20) * 0.5))
         if found is None:
@@ -99,6 +114,28 @@ def _checked(staging: Path, file: Path, converted: dict[str, Any], workloads: li
     _write(staging, found.definition, found.workloads, scalars, file, hints.notes)
     _trial(staging, file)
     return found.definition, found.workloads
+
+
+def _trial_first(staging: Path, file: Path, unknown: dict[str, list[int]]) -> None:
+    """The reference on the written task; a const the tracer left unresolved always counts as a failure."""
+    try:
+        _trial(staging, file)
+    except ImportProblems as failed:
+        if unknown and not isinstance(failed, UnwrittenOutputs):
+            raise ImportProblems(file, [_unknown_line(unknown, failed.problems[0])]) from None
+        raise
+    if unknown:
+        raise ImportProblems(file, [_unknown_line(unknown, None)])
+
+
+def _unknown_line(unknown: dict[str, list[int]], first: str | None) -> str:
+    """One line: which consts have no value, what was tried, and how the reference failed with the first values."""
+    names = ", ".join(f"{a!r}" for a in unknown)
+    tried = "; ".join(f"{a} in {c}" for a, c in unknown.items())
+    failure = f"; with the first values it {first.removeprefix('reference ')}" if first else ""
+    return (f"const axis {names} has no value (the tracer could not resolve it) and no value tried ({tried}) lets "
+            f"the reference run with its declared shapes{failure}; give one with "
+            + " ".join(f"--const {a}=N" for a in unknown))
 
 
 def _convert(raw: dict[str, Any], name: str | None, consts: dict[str, int],
@@ -133,6 +170,7 @@ def _convert(raw: dict[str, Any], name: str | None, consts: dict[str, int],
         found, _ = fib_reference.find_reference(raw["reference"])
         hints.required = found.required if found is not None else set()
     extra = _declare_missing_axes(raw, axes, hints, unknown)
+    extra += _named_offsets(axes, list(raw.get("constraints") or []), hints)
     raw = {**raw, "axes": axes, "inputs": _dtype_scalars(raw, hints)}
     floats = [s.get("dtype") for s in raw["inputs"].values() if str(s.get("dtype", "")).startswith(("float", "bfloat"))]
     inputs = _map_tensors("input", raw["inputs"], floats, hints)
@@ -142,8 +180,9 @@ def _convert(raw: dict[str, Any], name: str | None, consts: dict[str, int],
     if not source:
         hints.problems.append("no reference: flashinfer publishes this definition without one, so there is no ground truth")
     constraints, totals = fib_hints.split_constraints(list(raw.get("constraints") or []), set(axes), set(inputs), hints)
+    scatters = frozenset(fib_hints.scatter_indices(source))
     structured = {n: s for n in inputs if (s := fib_hints.structure_for(n, raw["inputs"][n], inputs[n]["dtype"],
-                                                                         totals, axes, raw["inputs"]))}  # fmt: skip
+                                                                         totals, axes, raw["inputs"], scatters))}  # fmt: skip
     for input_name, spec in structured.items():
         hints.notes.append(f"input {input_name!r} drawn as {spec['kind']} ({spec.pop('why')})")
     definition = {
@@ -217,6 +256,26 @@ def _declare_missing_axes(raw: dict[str, Any], axes: dict[str, Any], hints: fib_
         else:
             axes[axis] = {"type": "var"}
             hints.notes.append(f"axis {axis!r} is used but not declared: taken as a var axis")
+    return added
+
+
+def _named_offsets(axes: dict[str, Any], constraints: list[str], hints: fib_hints.Hints) -> list[str]:
+    """`batch_size_plus_1 == batch_size + 1` for a var axis named so that no constraint defines.
+
+    Without the constraint the listed workloads still say `batch_size + 1` (`fib_sizes` reads the name),
+    but held-out draws perturb the two axes independently and the reference fails on its own indptr.
+    """
+    added = []
+    for axis, spec in axes.items():
+        match = re.fullmatch(r"(\w+?)_plus_(\d+)", axis)
+        if spec.get("type") != "var" or match is None or match.group(1) not in axes:
+            continue
+        if any(re.search(rf"\b{re.escape(axis)}\b", text) for text in constraints):
+            continue
+        text = f"{axis} == {match.group(1)} + {match.group(2)}"
+        added.append(text)
+        hints.notes.append(f"axis {axis!r} is {match.group(1)} + {match.group(2)} (its name says so): constraint {text!r} "
+                           f"added, so held-out draws keep it")  # fmt: skip
     return added
 
 

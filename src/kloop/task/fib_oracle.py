@@ -77,13 +77,13 @@ class _Runner:
     def close(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def derive(self, axes: dict[str, int]) -> dict[str, int]:
+    def derive(self, axes: dict[str, int], extra: tuple[str, ...] = ()) -> dict[str, int]:
         """Var axes an equality constraint defines (`K_div_block_size == K // block_size`) follow the others."""
         from kloop.task.expr import ExpressionError, evaluate
 
         full = {a: s["value"] for a, s in self.staged["axes"].items() if s.get("type") == "const"} | axes
         axes = dict(axes)
-        for text in self.staged["constraints"]:
+        for text in [*self.staged["constraints"], *extra]:
             left, sep, right = text.partition("==")
             if sep and left.strip() in axes and "==" not in right:
                 try:
@@ -99,7 +99,8 @@ class _Runner:
 
         return footprint(self.staged, axes).sandbox <= self.budget
 
-    def run(self, axes: dict[str, int]) -> tuple[tuple[Any, ...] | None, dict[str, Any]]:
+    def run(self, axes: dict[str, int], extra: tuple[str, ...] = (),
+            seed: int = 0) -> tuple[tuple[Any, ...] | None, dict[str, Any]]:  # fmt: skip
         """(None, outputs) when the reference runs, else (a signature of where it failed, {})."""
         import torch
 
@@ -107,12 +108,12 @@ class _Runner:
         from kloop.task.reference import run_reference
         from kloop.task.schema import Workload
 
-        axes = self.derive(axes)
+        axes = self.derive(axes, extra)
         if not self.fits(axes):
             return ("too big",), {}
         try:
             workload = Workload(axes=axes, inputs=self.inputs, uuid="oracle")
-            inputs = make_inputs(self.task.definition, workload, seed=0, task_root=self.task.root)
+            inputs = make_inputs(self.task.definition, workload, seed=seed, task_root=self.task.root)
             with torch.no_grad():
                 return None, run_reference(self.task.definition, inputs)
         except Exception as exc:  # the reference is untrusted text here; any failure is data
@@ -125,18 +126,34 @@ def search(definition: dict[str, Any], workloads: list[dict[str, int]], scalars:
     """Consts and derived var axes that make the reference run with its declared shapes, or None."""
     from kloop.task.fib_sizes import _derive
 
-    var_axes = [a for a, s in definition["axes"].items() if s.get("type") == "var"]
-    tied = {n for text in definition["constraints"] for n in _names(text)}
-    owners = _owners(definition)
-    single = [a for a in var_axes if a not in tied and len(owners.get(a, ())) == 1]
-    out_only = [a for a in single if all(role == "output" for role, _ in owners[a])]
-    searched = [*unknown_consts, *[a for a in single if a not in out_only]]
-    base = [a for a in var_axes if a not in single and a not in tied]
-    if not searched and not out_only:
-        return None
     first = {**workloads[0], **{a: definition["axes"][a]["value"] for a in unknown_consts}}
     runner = _Runner(definition, list(unknown_consts), scalars, budget, first)
     try:
+        sums = _sums(runner, first, definition, list(unknown_consts))
+        summed = [text.partition(" == ")[0] for text in sums]
+        notes = [f"axis {text.partition(' == ')[0]!r} is derived: {text}, found by running the reference (it runs "
+                 f"when the axis follows {text.partition(' == ')[2].split(' + ')[0]!r} and fails when it does not)"
+                 for text in sums]  # fmt: skip
+        definition = {**definition, "constraints": [*definition["constraints"], *sums]}
+        runner.staged["constraints"] = [*runner.staged["constraints"], *sums]
+        first = runner.derive(first)
+        filled = _nonempty(runner, first)
+        if filled:
+            structured = {n: ({**s, "nonempty": True} if n in filled else s)
+                          for n, s in definition["kloop"]["structured"].items()}  # fmt: skip
+            definition = {**definition, "kloop": {**definition["kloop"], "structured": structured}}
+            notes += [f"input {n!r} drawn with no empty segment: the reference reads the first entry of every "
+                      f"segment (it gets further than with empty ones)" for n in filled]  # fmt: skip
+        var_axes = [a for a, s in definition["axes"].items() if s.get("type") == "var"]
+        tied = {n for text in definition["constraints"] for n in _names(text)}
+        owners = _owners(definition)
+        single = [a for a in var_axes if a not in tied and len(owners.get(a, ())) == 1]
+        out_only = [a for a in single if all(role == "output" for role, _ in owners[a])]
+        searched = [*unknown_consts, *[a for a in single if a not in out_only]]
+        defined = {t.partition("==")[0].strip() for t in definition["constraints"] if t.count("==") == 1}
+        base = [a for a in var_axes if a not in single and a not in defined]  # `batch_size` of `X == batch_size + 1` too
+        if not searched and not out_only and not sums and not filled:
+            return None
         found = _settle(runner, first, searched, {**{a: list(c) for a, c in unknown_consts.items()},
                                                   **{a: [first[a], *_POWERS] for a in searched if a not in unknown_consts}})  # fmt: skip
         if found is None:
@@ -147,8 +164,8 @@ def search(definition: dict[str, Any], workloads: list[dict[str, int]], scalars:
             return None
         definition = {**definition, "axes": {a: ({"type": "const", "value": axes[a]} if a in unknown_consts else s)
                                              for a, s in definition["axes"].items()}}  # fmt: skip
-        notes = [f"const axis {a!r} has no value (the tracer could not resolve it): {axes[a]} is the first of "
-                 f"{unknown_consts[a]} with which the reference runs and gives its declared shapes" for a in unknown_consts]  # fmt: skip
+        notes += [f"const axis {a!r} has no value (the tracer could not resolve it): {axes[a]} is the first of "
+                  f"{unknown_consts[a]} with which the reference runs and gives its declared shapes" for a in unknown_consts]  # fmt: skip
         relations: dict[str, str] = {}
         for unknown in [a for a in [*searched, *out_only] if a not in unknown_consts]:
             relation = _relation(runner, definition, axes, unknown, base, searched, out_only)
@@ -162,7 +179,7 @@ def search(definition: dict[str, Any], workloads: list[dict[str, int]], scalars:
         settled_var = [a for a, s in settled["axes"].items() if s.get("type") == "var"]
         fixed: list[dict[str, int]] = []
         for workload in workloads:
-            values = _derive(settled, {a: workload[a] for a in settled_var if a not in relations})
+            values = _derive(settled, {a: workload[a] for a in settled_var if a not in relations and a not in summed})
             if any(a not in values for a in settled_var):
                 return None
             row = {a: values[a] for a in settled_var}
@@ -174,6 +191,65 @@ def search(definition: dict[str, Any], workloads: list[dict[str, int]], scalars:
         return Outcome(settled, fixed, notes)
     finally:
         runner.close()
+
+
+def _sums(runner: _Runner, axes: dict[str, int], definition: dict[str, Any], unknown_consts: list[str]) -> list[str]:
+    """Relations `X == Y + c` (c: 1 or one of the definition's consts) the reference needs between var axes.
+
+    The tracer records `head_dim` (= no_rope_dim + rope_dim) or `len_indptr` (= total_q + 1) as free
+    var axes. A relation is kept only when, with `Y` doubled, the reference gets further with `X`
+    following `Y` than with `X` left at its old `Y + c`: `X` really depends on that `Y`, not on
+    another axis that happened to have the same value in the first workload.
+    """
+    status, _ = runner.run(axes)
+    if status is None:
+        return []
+    derived = {t.partition("==")[0].strip() for t in definition["constraints"] if t.count("==") == 1}
+    var_axes = [a for a, s in definition["axes"].items() if s.get("type") == "var" and a not in unknown_consts]
+    free = [a for a in var_axes if a not in derived]
+    addends: dict[int, str] = {1: "1"}
+    for axis, spec in definition["axes"].items():
+        value = spec.get("value")
+        if spec.get("type") == "const" and axis not in unknown_consts and isinstance(value, int) and 1 < value <= 4096:
+            addends.setdefault(value, axis)
+    found: list[str] = []
+    for x in free:
+        for y in [a for a in free if a != x and a not in {f.partition(" == ")[0] for f in found}]:
+            probe = {**axes, y: axes[y] * 2}
+            for value, name in addends.items():
+                relation = f"{x} == {y} + {name}"
+                following, _ = runner.run(probe, (*found, relation))
+                if following is not None and not _further(following, status):
+                    continue
+                stale, _ = runner.run(probe, (*found, f"{x} == {axes[y] + value}"))
+                if stale is None or (following is not None and not _further(following, stale)):
+                    continue
+                found.append(relation)
+                status, _ = runner.run(axes, tuple(found))
+                break
+            if found and found[-1].startswith(f"{x} == "):
+                break
+        if status is None:
+            break
+    return found
+
+
+def _nonempty(runner: _Runner, axes: dict[str, int]) -> list[str]:
+    """indptr inputs to draw without empty segments, when the reference fails with them and gets further without."""
+    structured = runner.task.definition.settings.structured
+    names = [n for n, s in structured.items() if s.kind == "indptr" and not s.nonempty]
+    probes = [(axes, 0), *(({a: v * k for a, v in axes.items()}, seed) for k in (2, 4) for seed in range(3))]
+    for probe, seed in probes:  # more tokens than segments, several draws: an empty segment is likely somewhere
+        status, _ = runner.run(probe, seed=seed)
+        if status is None or not names:
+            continue
+        old = dict(structured)
+        structured.update({n: structured[n].model_copy(update={"nonempty": True}) for n in names})
+        new, _ = runner.run(probe, seed=seed)
+        if new is None or _further(new, status):
+            return names
+        structured.update(old)
+    return []
 
 
 def _names(text: str) -> set[str]:

@@ -30,7 +30,19 @@ class ImportProblems(BadInput):
         super().__init__(where, f"{len(problems)} problem(s): " + "; ".join(problems))
 
 
-__all__ = ["BASE_SIZES", "footprint", "size_workloads", "trial_run", "write_task"]
+class UnwrittenOutputs(ImportProblems):
+    """The reference returns fewer values than the definition has outputs and leaves these in-place inputs as drawn.
+
+    `unwritten` maps the kloop output name (`residual_out`) to the published one (`residual`); the importer
+    leaves them out (there is no ground truth for them) when other outputs remain.
+    """
+
+    def __init__(self, where: str | Path, problems: list[str], unwritten: dict[str, str]) -> None:
+        self.unwritten = unwritten
+        super().__init__(where, problems)
+
+
+__all__ = ["BASE_SIZES", "ImportProblems", "UnwrittenOutputs", "footprint", "size_workloads", "trial_run", "write_task"]
 
 BASE_SIZES = (8, 32)
 """Values of the free var axes in the two default workloads, before `--scale`."""
@@ -212,6 +224,7 @@ def trial_run(folder: Path, source: Path) -> None:
         raise ImportProblems(source, [f"converted definition does not load: {exc.what}"]) from None
     workload = task.workloads[0]
     problems: list[str] = []
+    unwritten: dict[str, str] = {}
     try:
         inputs = make_inputs(task.definition, workload, seed=0, task_root=task.root)
         drawn = {n: v.clone() for n, v in inputs.items() if isinstance(v, torch.Tensor)}  # as drawn, before the call
@@ -223,12 +236,15 @@ def trial_run(folder: Path, source: Path) -> None:
                                       f"{str(exc)[:200]} (line {frame.lineno} of {frame.filename})"]) from None  # fmt: skip
     for oname, value in outputs_as_dict(task.definition, outputs).items():
         problems += _check_output(task.definition, oname, value, workload.axes)
-        source = drawn.get(oname.removesuffix("_out")) if oname.endswith("_out") else None
-        if isinstance(source, torch.Tensor) and isinstance(value, torch.Tensor) and source.shape == value.shape \
-                and source.numel() and torch.equal(source.view(-1).float(), value.view(-1).float()):  # fmt: skip
-            problems.append(f"the reference never writes in-place output {oname!r}: it returns fewer values than the "
-                            f"definition has outputs and leaves input {oname.removesuffix('_out')!r} unchanged")
-    if problems:
+        before = drawn.get(oname.removesuffix("_out")) if oname.endswith("_out") else None
+        if isinstance(before, torch.Tensor) and isinstance(value, torch.Tensor) and before.shape == value.shape \
+                and before.numel() and torch.equal(before.view(-1).float(), value.view(-1).float()):  # fmt: skip
+            unwritten[oname] = oname.removesuffix("_out")
+    if problems or unwritten:
+        problems += [f"the reference never writes in-place output {o!r}: it returns fewer values than the definition "
+                     f"has outputs and leaves input {i!r} unchanged" for o, i in unwritten.items()]  # fmt: skip
+        if unwritten and len(problems) == len(unwritten):
+            raise UnwrittenOutputs(source, problems, unwritten)
         raise ImportProblems(source, problems)
 
 

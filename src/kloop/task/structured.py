@@ -8,7 +8,7 @@ from the workload's own axes. Expressions are over axis names (`kloop.task.expr`
 
 | kind | tensor drawn |
 | --- | --- |
-| `indptr` | 1-D, `[0, ..., total]`, non-decreasing; random segment lengths summing to `total` |
+| `indptr` | 1-D, `[0, ..., total]`, non-decreasing; random segment lengths summing to `total` (`nonempty`: each >= 1) |
 | `index` | integers in `[low, high)`; `unique: true` draws without repetition while it can |
 | `full` | every element equal to `value` |
 | `probs` | non-negative rows along the last dim that sum to 1 (softmax of a normal draw) |
@@ -41,6 +41,9 @@ class StructuredInput(BaseModel):
     """`index`: one past the largest value (expression over axes)."""
     unique: bool = False
     """`index`: no value twice (while `high - low` allows)."""
+    nonempty: bool = False
+    """`indptr`: every segment holds at least one element (while `total` allows), for references that read
+    each segment's first entry (a page of every sequence)."""
     value: str | None = None
     """`full`: the value of every element (expression over axes)."""
     why: str = ""
@@ -66,7 +69,11 @@ def draw_structured(spec: StructuredInput, shape: tuple[int, ...], target: Any, 
     if spec.kind == "indptr":
         total = max(0, _value(spec.total, axes, "total"))
         length = shape[0] if shape else 1
-        cuts = torch.randint(0, total + 1, (max(0, length - 2),), generator=gen).sort().values
+        inner = max(0, length - 2)
+        if spec.nonempty and total >= length - 1:
+            cuts = (torch.randperm(max(0, total - 1), generator=gen)[:inner] + 1).sort().values
+        else:
+            cuts = torch.randint(0, total + 1, (inner,), generator=gen).sort().values
         values = torch.cat([torch.zeros(1, dtype=torch.int64), cuts, torch.full((1,), total)])[:length]
         return values.reshape(shape).to(target)
     if spec.kind == "index":
