@@ -98,6 +98,57 @@ def test_regimes_where_the_task_precision_cannot_answer_are_skipped_not_failed(t
     assert "wide inputs skipped" in detail, detail
 
 
+CANCEL = "import torch\n\n\ndef run(x):\n    return (x * x + 0.1) - x * x\n"
+"""0.1 in float64; in float32 it cancels: at `wide` scale (|x| up to 128, x*x up to 2^14, an ulp of
+2^-9) it errs by up to 1e-3 against a tolerance of 1.1e-4; on [0, 1) and in every other regime
+(`shifted`: x*x up to 81) by under 4e-6."""
+
+
+def _cancelling_task(tmp_path: Path, kernel: str) -> tuple[Path, Path]:
+    import json
+    import shutil
+
+    task_dir = shutil.copytree(TASKS / "relu_unit", tmp_path / "cancel_unit")
+    definition = json.loads((task_dir / "definition.json").read_text())
+    definition["reference"] = CANCEL
+    (task_dir / "definition.json").write_text(json.dumps(definition))
+    solution = tmp_path / "solution"
+    shutil.copytree(COVERAGE / "relu_unit" / "honest_relu", solution)
+    (solution / "kernel.py").write_text(kernel)
+    return task_dir, solution
+
+
+def test_a_regime_the_reference_cannot_answer_in_its_precision_excuses_an_honest_miss(tmp_path: Path) -> None:
+    """The honest float32 kernel misses `wide` exactly as the float32 reference does: asked after the miss,
+    the float64 oracle finds the regime ill-conditioned, so it is skipped with that reason, not failed."""
+    task_dir, solution = _cancelling_task(tmp_path, CANCEL)
+    options = VerifyOptions(device="cpu", timing=False, speedup=False, log_dir=tmp_path / "logs",
+                            cache_dir=tmp_path / "cache")  # fmt: skip
+    result = verify(load_task(task_dir), solution, options)
+    assert result.passed, result.reasons
+    detail = next(c.detail for c in result.checks if c.name == "numeric")
+    assert "wide inputs skipped" in detail and "the reference in the task's own precision" in detail, detail
+    judged = {w.uuid.split("-")[2] for w in result.workloads if w.uuid.startswith("heldout-coverage-")}
+    assert "wide" not in judged and {"signed", "small", "tiny", "special"} <= judged, judged
+
+
+def test_an_ill_conditioned_regime_does_not_hide_what_is_wrong_whatever_the_inputs(tmp_path: Path) -> None:
+    """A kernel that clobbers its input only where the regime is ill-conditioned (|x| > 16: only `wide`).
+
+    When the oracle was asked before the candidate ran, `wide` was skipped unseen and this passed. Now
+    the regime is judged first, and only value checks are excused by the oracle: the clobber is caught.
+    """
+    kernel = CANCEL + "\n\ndef run_and_clobber(x):\n    y = run(x)\n    if float(x.abs().max()) > 16:\n" \
+                      "        x.mul_(0.5)\n    return y\n"  # fmt: skip
+    task_dir, solution = _cancelling_task(tmp_path, kernel.replace("def run(x)", "def _run(x)")
+                                          .replace("y = run(x)", "y = _run(x)").replace("run_and_clobber", "run"))
+    options = VerifyOptions(device="cpu", timing=False, speedup=False, log_dir=tmp_path / "logs",
+                            cache_dir=tmp_path / "cache")  # fmt: skip
+    result = verify(load_task(task_dir), solution, options)
+    assert result.status is S.REJECTED, result.reasons
+    assert "inputs_unmodified" in result.failed_checks() and any("wide inputs" in r for r in result.reasons), result.reasons
+
+
 def test_coverage_inputs_are_signed_seeded_and_respect_declared_only() -> None:
     task = load_task(TASKS / "relu_unit")
     workload = task.workloads[0]

@@ -40,13 +40,17 @@ def test_honest_gdn_decode_rewrites_pass(solution: str, tmp_path: Path) -> None:
     """The issue's false reject: `wide` inputs saturate the gates and the reference itself cancels.
 
     The float64 oracle sees the reference in its own precision miss its float64 answer there, and
-    skips the regime with that reason instead of failing an honest kernel.
+    skips the regime with that reason instead of failing an honest kernel. The oracle is asked only
+    once the kernel missed a regime (a kernel that answers needs no excuse), so on a draw where the
+    rewrite happens to answer `wide` the regime is judged and passed instead: either is right, and
+    which one the draw gives is not this test's business.
     """
     result = _verify(TASKS / GDN, SOLUTIONS / "gdn_decode" / solution, tmp_path)
     assert result.passed, result.reasons
     detail = _numeric(result)
     assert "reference in float64" in detail and "3 size classes" in detail, detail
-    assert "wide inputs skipped" in detail and "the reference in the task's own precision" in detail, detail
+    skipped = "wide inputs skipped" in detail and "the reference in the task's own precision" in detail
+    assert skipped or "wide" in _judged(result), detail
     assert {"small", "tiny", "special"} <= _judged(result), detail
 
 

@@ -71,6 +71,21 @@ class CheckBook:
         entry.failures.append(detail)
         return CHECKS[name][0]
 
+    def merge(self, other: CheckBook) -> None:
+        """Add what `other` observed (a regime judged aside, `kloop.verify.coverage`) to this book."""
+        for name, theirs in other._entries.items():
+            mine = self._entries[name]
+            mine.ran = mine.ran or theirs.ran
+            mine.failures.extend(theirs.failures)
+            mine.notes.extend(n for n in theirs.notes if n not in mine.notes)
+        for name, why in other._skipped.items():
+            self.skip(name, why)
+
+    def failed_only(self, names: frozenset[str]) -> bool:
+        """Whether every failure so far is one of `names` (and there is at least one)."""
+        failed = {n for n, e in self._entries.items() if e.failures}
+        return bool(failed) and failed <= names
+
     def skip(self, name: str, why: str) -> None:
         if not self._entries[name].ran:
             self._skipped.setdefault(name, why)

@@ -12,6 +12,7 @@ from typing import Any
 
 from kloop.task.schema import ComparatorName, Tolerance
 from kloop.verify.locate import locate
+from kloop.verify.threads import single_threaded
 
 
 @dataclass
@@ -33,6 +34,7 @@ def _order_free(out: Any, ref: Any, comparator: ComparatorName) -> tuple[Any, An
     return out.sort(dim=-1).values, ref.sort(dim=-1).values
 
 
+@single_threaded
 def compare(out: Any, ref: Any, tolerance: Tolerance, comparator: ComparatorName) -> Comparison:
     """Compare `out` (any dtype) against `ref`; both are CPU tensors of the same shape."""
     import torch
@@ -89,6 +91,7 @@ def _compare_exact(out: Any, ref: Any, comparator: ComparatorName, total: int) -
     return Comparison(finite, mismatched == 0 and finite, max_abs, max_abs, mismatched, total, detail)
 
 
+@single_threaded
 def unwritten(out_a: Any, out_b: Any, poison: tuple[list[float], list[float]]) -> int:
     """Elements still holding the two runs' poison patterns: never written by the candidate."""
     import torch
@@ -104,6 +107,7 @@ def unwritten(out_a: Any, out_b: Any, poison: tuple[list[float], list[float]]) -
     return int(((out_a == pa) & (out_b == pb)).sum())
 
 
+@single_threaded
 def same(out_a: Any, out_b: Any, tolerance: Tolerance) -> tuple[bool, float]:
     """Whether two runs agree (within the tolerance, so atomics-order noise is allowed)."""
     import torch
@@ -128,6 +132,7 @@ def _run_gap(a: Any, b: Any, tolerance: Tolerance) -> tuple[Any, Any]:
     return diff, allowed
 
 
+@single_threaded
 def disagreement(out_a: Any, out_b: Any, tolerance: Tolerance) -> str:
     """What differs between two runs, in words: counts, the largest finite gap, NaN/inf mismatches."""
     import torch

@@ -20,12 +20,10 @@ Where it is more than `HARNESS_BOUND` of a call's cost the workload is flagged "
 
 from __future__ import annotations
 
-import contextlib
 import math
 import secrets
 import statistics
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +43,7 @@ from kloop.verify.stats import (
     paired_ratio,
     trimmed_geomean,
 )
+from kloop.verify.threads import one_thread, single_threaded
 from kloop.verify.workload import POISONS, WorkloadJudge, derive_seed
 
 TARGET_BATCH_S = 0.002  # short batches, many rounds: the boxes of a round run close together in time
@@ -120,29 +119,22 @@ def call_bytes(judge: WorkloadJudge, axes: dict[str, int], inputs: dict[str, Any
     return ins + sum(_nbytes(s) for s in judge.output_specs(axes))
 
 
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    """Generate inputs on one thread: torch's pool spins against the sandboxes on a loaded machine."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def fresh_calls(judge: WorkloadJudge, workload: Workload, label: str, count: int) -> list[dict[str, Any]]:
     """`count` independent input sets, each from its own seed: no call's inputs derive from another's."""
     from kloop.task.inputs import make_inputs
 
     t0 = time.perf_counter_ns()
-    with _one_thread():
+    with one_thread():  # torch's pool spins against the sandboxes on a loaded machine
         calls = [make_inputs(judge.definition, workload, seed=derive_seed(judge.seed, f"{workload.uuid}:{label}:{i}"),
                              device="cpu", task_root=judge.task.root) for i in range(count)]  # fmt: skip
     judge.phase_ns["timed_inputs"] += time.perf_counter_ns() - t0
     return calls
+
+
+def packed_calls(layout: Layout, calls: list[dict[str, Any]]) -> bytearray:
+    """`pack_calls` with the first poison, on one torch thread (`kloop.verify.threads`)."""
+    with one_thread():
+        return pack_calls(layout, calls, POISONS[0])
 
 
 def clock_kind(boxes: list[SandboxProcess], device: str) -> str:
@@ -171,7 +163,7 @@ def calibrate(box: SandboxProcess, judge: WorkloadJudge, workloads: list[Workloa
         count = max_batch(judge, axes, first[0])
         specs = judge.output_specs(axes)
         layout = layout_for(first[0], specs, count)
-        packed = pack_calls(layout, fresh_calls(judge, workload, "calibrate", count), POISONS[0])
+        packed = packed_calls(layout, fresh_calls(judge, workload, "calibrate", count))
         slots = BoxSlots(box, layout, first[0], specs, timeout_s)
         try:
             slots.run(packed, count, True, timeout_s)  # first-call costs land here, unused
@@ -267,7 +259,7 @@ class TimingSession:
         picked: list[Picked] = []
         for r in range(self.plan.rounds):
             calls = fresh_calls(self.judge, workload, f"round{r}", count)
-            packed = pack_calls(layout, calls, POISONS[0])
+            packed = packed_calls(layout, calls)
             for label in self._order():
                 take = self._batch(label, slots[label], packed, count, where)
                 timing.cost_ns[label].append(self._cost(take) / count)
@@ -287,7 +279,7 @@ class TimingSession:
         return float(take.cpu_ns if self.clock == "cpu-time" and take.cpu_ns is not None else take.wall_ns)
 
     def _pack(self, layout: Layout, workload: Workload, label: str, count: int) -> bytearray:
-        return pack_calls(layout, fresh_calls(self.judge, workload, label, count), POISONS[0])
+        return packed_calls(layout, fresh_calls(self.judge, workload, label, count))
 
     def _harness_cost(self, workload: Workload, slots: dict[str, BoxSlots], layout: Layout, count: int,
                       where: str) -> float:  # fmt: skip
@@ -340,6 +332,7 @@ class TimingSession:
                 raise _Stop
         return take
 
+    @single_threaded
     def _check_inputs(self, take: Take, packed: bytearray, layout: Layout, where: str, round_index: int) -> None:
         """Each timed call's inputs as the supervisor read them at its `done`, against what it wrote."""
         import torch
@@ -354,6 +347,7 @@ class TimingSession:
         self.book.failed("inputs_unmodified", f"{where}: timed call {call} of round {round_index} changed its inputs")
         raise _Stop
 
+    @single_threaded
     def _pick(self, calls: list[dict[str, Any]], take: Take, layout: Layout, where: str, want: int,
               round_index: int) -> list[Picked]:  # fmt: skip
         """Keep the outputs of calls picked now, with secret randomness, as the supervisor read them at `done`.
