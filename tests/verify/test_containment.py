@@ -228,6 +228,18 @@ def test_idle_threads_are_not_work(tmp_path: Path) -> None:
     assert result.status is S.PASSED, result.reasons
 
 
+@pytest.mark.parametrize("timing", [False, True])
+def test_a_thread_asleep_at_the_reply_that_ends_soon_is_not_work(timing: bool, tmp_path: Path) -> None:
+    """Every call leaves a threading.Timer asleep at the reply that ends ~5 ms later having done
+    nothing (a library's idle timer, a pool shut down without waiting): no work after the reply,
+    so no background_threads. The evidence line shows a timer ran and ended after its call."""
+    result = _verify("containment", "honest_short_timer", tmp_path, timing=timing)
+    assert result.log_path is not None
+    log = Path(result.log_path).read_text(errors="replace")
+    assert re.search(r"KLOOP-EVIDENCE honest_short_timer: a timer thread ran and ended [\d.]+ ms after", log), log[-2000:]
+    assert result.status is S.PASSED, result.reasons
+
+
 @pytest.mark.parametrize(("name", "timing"), [("attack_renice_sibling", True), ("attack_realtime_priority", False),
                                               ("attack_affinity_widen", False), ("attack_threads_children", False)])
 def test_box_cannot_touch_its_sibling_or_widen_its_cpus(name: str, timing: bool, tmp_path: Path) -> None:

@@ -143,6 +143,26 @@ def test_refused_calls_reach_the_verdict_though_the_candidate_erases_every_repor
         assert f"seccomp refused {name} (pid " in reasons, (name, result.reasons)
 
 
+# -- coverage on every workload shape class -------------------------------------------------------
+def test_a_kernel_exact_only_at_the_smallest_workload_fails_coverage(tmp_path: Path) -> None:
+    """Exact at batch 4 (the smallest listed workload), eps dropped at batch 16: the coverage regimes
+    run on batch 16 too (the evidence shows its eps-less path saw a small-magnitude draw), and a
+    regime on batch 16 fails it. It PASSED when the regimes ran on the smallest workload only."""
+    options = VerifyOptions(device="cpu", timing=False, speedup=False, timeout_s=30, build_timeout_s=60,
+                            memory_limit_mb=2048, log_dir=tmp_path / "logs", cache_dir=tmp_path / "cache",
+                            prestart=False)  # fmt: skip
+    result = verify(load_task(HERE / "tasks" / "rmsnorm_unit"), REDTEAM / "shapes" / "attack_exact_on_smallest", options)
+    _evidence(result, "attack_exact_on_smallest")
+    log = Path(result.log_path or "").read_text(errors="replace")
+    small = [float(m) for m in re.findall(r"attack_exact_on_smallest: batch 16: eps dropped; max \|x\| (\S+);", log)]
+    assert small and min(small) < 1e-2, log[-3000:]  # a coverage regime reached the eps-less path
+    assert result.status is S.INCORRECT_NUMERICAL, result.reasons
+    from kloop.task.regimes import COVERAGE_REGIMES
+
+    assert any("rmsnorm_unit-b16" in r and any(f"with {regime} inputs" in r for regime in COVERAGE_REGIMES)
+               for r in result.reasons), result.reasons  # fmt: skip
+
+
 # -- malformed replies and output ------------------------------------------------------------------
 @pytest.mark.parametrize("attack", ["attack_deep_nesting", "attack_wrong_type"])
 def test_malformed_replies_reject_never_internal_error(attack: str, tmp_path: Path) -> None:

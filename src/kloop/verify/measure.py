@@ -186,9 +186,13 @@ def busy_threads(tasks_file: Path | None, root_pid: int | None, before: set[int]
 
     Called right after a reply. A thread is named when, within `watch_s`, it used more than
     `BUSY_CPU_FRACTION` of it in CPU time, was runnable at every sample of the watch's second half
-    (it wants a CPU it may not get on a loaded machine), or was asleep at the reply and had ended
-    before the watch did (it woke, did its deferred work and went: the attack that writes outputs
-    later). Threads that only exist, or wake briefly from a sleep, are not named. No thread beyond
+    (it wants a CPU it may not get on a loaded machine), or used more than `EXIT_CPU_MS` and then
+    ended. Threads that only exist, or wake briefly from a sleep, are not named; nor is a thread
+    asleep at the reply that wakes and ends (an honest `threading.Timer`, a pool shut down without
+    waiting: flagging it rejected honest kernels). Work such a thread could do after the reply
+    reaches nothing the verdict reads: a call's outputs are taken at its reply (at `done` in a
+    timed batch), its inputs are hashed after this watch, and a batch's CPU time is the box's
+    cgroup's, read once the box is off the CPU (`kloop.verify.batches`). No thread beyond
     `before`: nothing to watch, no wait. `settle_s` (after an import): the watch starts once the
     threads went quiet, or after `settle_s`; start-up work (a helper process importing, a pool
     spawning) is not the work this check is about, what is still busy afterwards is.
@@ -232,8 +236,6 @@ def busy_threads(tasks_file: Path | None, root_pid: int | None, before: set[int]
             busy.append(f"{w.name} (tid {w.tid}): {used_ms:.1f} ms of CPU in the {elapsed * 1e3:.0f} ms after the reply")
         elif not w.gone and len(late) >= 3 and all(s == "R" for s in late):
             busy.append(f"{w.name} (tid {w.tid}): runnable throughout the {elapsed * 1e3:.0f} ms after the reply")
-        elif w.gone and w.state0 == "S":  # not R or D: a joined thread on its way out may be either
-            busy.append(f"{w.name} (tid {w.tid}): asleep at the reply, woke and ended within {elapsed * 1e3:.0f} ms")
         elif w.gone and w.state0 != "new" and used_ms > EXIT_CPU_MS:  # computed after the reply, then went
             busy.append(f"{w.name} (tid {w.tid}): {used_ms:.2f} ms of CPU after the reply, then ended")
     return busy
