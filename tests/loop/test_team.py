@@ -22,8 +22,9 @@ from tests.loop.test_end_to_end import ROW_LOOP, WRONG
 from tests.loop.test_resume import kloop, round_commits
 
 
-def _team_run(tmp_path: Path, lines: dict[str, list[dict[str, Any]]], *extra: str,
-              crash_at: str | None = None) -> Any:  # fmt: skip
+def team_run(tmp_path: Path, lines: dict[str, list[dict[str, Any]]], *extra: str,
+             crash_at: str | None = None) -> Any:  # fmt: skip
+    """`kloop run ROWSCALE --team len(lines)`, each branch replaying its own lines (also used over Ray)."""
     for branch, steps in lines.items():
         write_campaign(tmp_path / f"campaign-{branch}.jsonl", steps)
     return kloop("run", str(ROWSCALE), "--writer", f"replay:{tmp_path}/campaign-{{branch}}.jsonl",
@@ -41,16 +42,19 @@ def _rows(run: Path) -> list[dict[str, Any]]:
         db.close()
 
 
-def test_two_branches_share_one_best_and_a_stalled_branch_rebases(tmp_path: Path) -> None:
-    """b1 finds the fast kernel; b2 fails three times (verified failures: slower than b1's first
-    round, so b1's best exists by then), stalls (replan after 3, stall after 0 more), rebases onto
-    b1's best and plays its last line from there."""
-    off = [WRONG.replace("1e-2", value) for value in ("1e-2", "2e-2", "3e-2")]
-    lines = {"b1": [{"claim": "vectorized", "files": {"main.py": VECTORIZED}},
-                    {"claim": "row loop", "files": {"main.py": ROW_LOOP}}],
-             "b2": [{"claim": f"off {i}", "files": {"main.py": text}} for i, text in enumerate(off)]
-             + [{"claim": "row loop after the rebase", "files": {"main.py": ROW_LOOP}}]}
-    proc = _team_run(tmp_path, lines, "--stall-after", "0")
+OFF = [WRONG.replace("1e-2", value) for value in ("1e-2", "2e-2", "3e-2")]
+REBASE_LINES = {"b1": [{"claim": "vectorized", "files": {"main.py": VECTORIZED}},
+                       {"claim": "row loop", "files": {"main.py": ROW_LOOP}}],
+                "b2": [{"claim": f"off {i}", "files": {"main.py": text}} for i, text in enumerate(OFF)]
+                + [{"claim": "row loop after the rebase", "files": {"main.py": ROW_LOOP}}]}
+"""b1 finds the fast kernel; b2 fails three times (verified failures: slower than b1's first round,
+so b1's best exists by then), stalls (replan after 3, stall after 0 more), rebases onto b1's best
+and plays its last line from there. Run with `--stall-after 0`."""
+
+
+def check_rebase_run(tmp_path: Path, proc: Any, pool: str) -> dict[str, Any]:
+    """What a team run of REBASE_LINES must show, whichever pool (`local` or `ray`) verified it:
+    the same branches, rounds, best, parents and rebase. Returns summary.json."""
     assert proc.returncode == 0, proc.stderr
     run = tmp_path / "run"
     summary = json.loads((run / "summary.json").read_text())
@@ -75,7 +79,16 @@ def test_two_branches_share_one_best_and_a_stalled_branch_rebases(tmp_path: Path
 
     workers = {json.loads((run / "artifacts" / f"round-{r['round']:03d}" / "verify.json").read_text())
                ["environment"].get("pool_worker", "") for r in summary["rounds"] if r["speedup_geomean"]}
-    assert workers and all(w.startswith("local:") for w in workers), workers  # through the pool's slots
+    assert workers and all(w.startswith(f"{pool}:") for w in workers), workers  # through the pool's workers
+    return summary
+
+
+def test_two_branches_share_one_best_and_a_stalled_branch_rebases(tmp_path: Path) -> None:
+    """REBASE_LINES on the local pool; then status and the reports show both branches."""
+    proc = team_run(tmp_path, REBASE_LINES, "--stall-after", "0")
+    summary = check_rebase_run(tmp_path, proc, "local")
+    run = tmp_path / "run"
+    top = summary["best"]
 
     status = json.loads(kloop("status", str(run), "--json").stdout)
     assert [b["name"] for b in status["branches"]] == ["b1", "b2"]
@@ -98,7 +111,7 @@ def test_kill_9_of_the_driver_then_resume_keeps_every_branchs_accepted_candidate
                     {"claim": "off", "files": {"main.py": WRONG}}],
              "b2": [{"claim": "row loop", "files": {"main.py": ROW_LOOP}},
                     {"claim": "escape", "files": {"../escape.txt": "x"}}]}
-    first = _team_run(tmp_path, lines, crash_at="after_lineage:3")
+    first = team_run(tmp_path, lines, crash_at="after_lineage:3")
     assert first.returncode == -signal.SIGKILL, first.stderr
     run = tmp_path / "run"
     before = {r["candidate"]: r for r in _rows(run) if r["accepted"]}

@@ -1,12 +1,22 @@
 """The Ray pool on a real two-node local Ray cluster, custom resources in place of GPUs.
 
-One cluster for the whole module (Ray start-up costs seconds on this machine). The fault test
-kills a node while its actor holds a candidate: the candidate is requeued and judged on the
-other node, never counted as rejected; a node added back joins the pool again.
+One cluster for the whole module (Ray start-up costs seconds on this machine), and one xdist
+worker for the module (`xdist_group`), so a parallel suite starts one cluster, not one per worker.
+The fault tests kill a node while its actor holds a candidate (of `kloop bench`'s pool, and of a
+`kloop run --team 2`): the candidate is requeued and judged on the other node, never counted as
+rejected; a node added back joins the pool again.
+
+Order matters: the tests that start their own driver (`kloop bench`, `kloop run`) come first,
+because the module's `pool` fixture, once made, holds every `kloop_slot` until the end.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,13 +26,14 @@ import pytest
 
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402 - after the skip when Ray is absent
-from tests.pool.conftest import FAST, SILU, SLOW, VECTORIZED, judged  # noqa: E402
+from tests.pool.conftest import FAST, SILU, VECTORIZED, judged  # noqa: E402
 
 from kloop.pool.bundle import Bundle  # noqa: E402
 from kloop.pool.job import POOL_ENV_KEY, OutcomeKind, VerifyJob  # noqa: E402
 from kloop.pool.ray_pool import CPU_RESOURCE, RayPool  # noqa: E402
 from kloop.pool.verifier import job_options  # noqa: E402
 
+pytestmark = pytest.mark.xdist_group("ray")
 FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 3, "health_check_timeout_ms": 500}
 NODE: dict[str, Any] = {"num_cpus": 1, "resources": {CPU_RESOURCE: 1}}
 
@@ -91,6 +102,97 @@ def test_run_verifies_its_rounds_on_the_ray_cluster(cluster: Cluster, tmp_path: 
     assert json.loads((run / "summary.json").read_text())["rounds"][0]["verify_status"] == verdict["status"]
 
 
+def _ray_workers(run: Path, rounds: list[dict[str, Any]], cluster: Cluster) -> dict[int, str]:
+    """{round: pool_worker} of every verified round, after checking each names a Ray actor on one of
+    the cluster's worker nodes (`ray:HOST/actorN@NODE/cpu:...`)."""
+    nodes = {node.node_id[:12] for node in cluster.worker_nodes}
+    workers = {}
+    for r in rounds:
+        verdict = json.loads((run / "artifacts" / f"round-{r['round']:03d}" / "verify.json").read_text())
+        label = verdict["environment"].get(POOL_ENV_KEY, "")
+        where = label.split("/")[1] if label.count("/") >= 2 else ""
+        assert label.startswith("ray:") and where.startswith("actor") and "@" in where, label
+        assert where.split("@")[1] in nodes, (label, nodes)
+        workers[r["round"]] = label
+    return workers
+
+
+def test_team_of_two_over_the_ray_cluster(cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kloop run --team 2 --cluster auto`: the local team test's scenario, verified on Ray actors,
+    shows the same structure (branches, rounds, best, parents, rebase) as on the local pool."""
+    from tests.loop.test_team import REBASE_LINES, check_rebase_run, team_run
+
+    monkeypatch.setenv("RAY_ADDRESS", cluster.address)
+    proc = team_run(tmp_path, REBASE_LINES, "--stall-after", "0", "--cluster", "auto")
+    summary = check_rebase_run(tmp_path, proc, "ray")
+    workers = _ray_workers(tmp_path / "run", summary["rounds"], cluster)
+    assert len(workers) == 6, workers  # every round of both branches was judged on an actor
+
+
+def _node_verifying(cluster: Cluster) -> Any | None:
+    """The worker node under whose raylet a verification sandbox runs now (None: none yet)."""
+    import psutil
+
+    for node in cluster.worker_nodes:
+        with contextlib.suppress(psutil.Error, KeyError, IndexError):
+            raylet = psutil.Process(node.all_processes["raylet"][0].process.pid)
+            for child in raylet.children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    if "kloop.verify.sandbox" in " ".join(child.cmdline()):
+                        return node
+    return None
+
+
+def test_team_run_survives_a_node_killed_mid_verification(cluster: Cluster, tmp_path: Path) -> None:
+    """A `--team 2` run over Ray loses a node while the node's actor is inside a branch's
+    verification: that candidate is requeued and judged on the other node (attempts 2 in its
+    pool.json), its lineage row carries that verdict, never a rejection for the lost worker, and the
+    run completes with both branches' rounds. The node is added back for the tests after this one."""
+    from tests.loop.helpers import FAST_VERIFY, ROWSCALE, VECTORIZED, write_campaign
+    from tests.loop.test_end_to_end import ROW_LOOP
+
+    from kloop.verify.result import VerifyResult
+
+    lines = {"b1": [{"claim": "vectorized", "files": {"main.py": VECTORIZED}}],
+             "b2": [{"claim": "row loop", "files": {"main.py": ROW_LOOP}}]}
+    for branch, steps in lines.items():
+        write_campaign(tmp_path / f"campaign-{branch}.jsonl", steps)
+    run = tmp_path / "run"
+    env = {**os.environ, "KLOOP_VERIFY_OPTIONS": json.dumps(FAST_VERIFY), "RAY_ADDRESS": cluster.address}
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "kloop.cli", "run", str(ROWSCALE), "--writer", f"replay:{tmp_path}/campaign-{{branch}}.jsonl",
+         "--reviewer", "rules", "--stages", "iterate", "--device", "cpu", "--team", "2", "--cluster", "auto",
+         "--out", str(run)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, victim = time.monotonic() + 240, None
+        while victim is None and driver.poll() is None and time.monotonic() < deadline:
+            victim = _node_verifying(cluster)
+            time.sleep(0.05)
+        assert victim is not None, "no verification was seen on a node before the run ended"
+        cluster.remove_node(victim)  # its raylet, the actor's worker and the sandbox under it
+        _, stderr = driver.communicate(timeout=400)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+        cluster.add_node(**NODE)
+    assert driver.returncode == 0, stderr
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["status"] == "completed", summary["reason"]
+    assert sorted(r["branch"] for r in summary["rounds"]) == ["b1", "b2"]
+    logs = {r["round"]: json.loads((run / "artifacts" / f"round-{r['round']:03d}" / "logs" / "pool.json").read_text())
+            for r in summary["rounds"]}
+    requeued = [n for n, log in logs.items() if log["attempts"] == 2]
+    assert len(requeued) == 1, logs
+    assert "lost" in logs[requeued[0]]["lost"][0], logs
+    row = next(r for r in summary["rounds"] if r["round"] == requeued[0])
+    verdict = VerifyResult.model_validate_json(
+        (run / "artifacts" / f"round-{requeued[0]:03d}" / "verify.json").read_text())
+    assert judged(verdict), verdict.reasons  # a full verdict on the candidate, not a lost worker
+    assert row["verify_status"] == verdict.status.value
+    alive = {node.node_id[:12] for node in cluster.worker_nodes} - {victim.node_id[:12]}
+    assert verdict.environment[POOL_ENV_KEY].split("/")[1].split("@")[1] in alive  # judged on the surviving node
+
+
 def test_ray_pool_verifies_on_an_actor(pool: RayPool) -> None:
     outcome = pool.submit(_job("r1", VECTORIZED)).result(timeout=300)
     assert outcome.kind is OutcomeKind.verdict, outcome.error
@@ -100,21 +202,24 @@ def test_ray_pool_verifies_on_an_actor(pool: RayPool) -> None:
 
 
 def test_killed_node_requeues_and_a_new_node_joins(cluster: Cluster, pool: RayPool) -> None:
-    futures = [pool.submit(_job(f"k{i}", VECTORIZED, SLOW)) for i in range(2)]
-    deadline = time.monotonic() + 120
-    while len(pool.busy()) < 2 and time.monotonic() < deadline:
+    """Two jobs on two actors; the node seen running a verification sandbox is removed mid-job.
+
+    The fast option set is enough: the node is killed while its sandbox is alive, not after a
+    guessed delay (the slow set only made that guess safe, at 40 s a job)."""
+    futures = [pool.submit(_job(f"k{i}", VECTORIZED)) for i in range(2)]
+    deadline, victim = time.monotonic() + 120, None
+    while victim is None and not all(f.done() for f in futures) and time.monotonic() < deadline:
+        victim = _node_verifying(cluster)
         time.sleep(0.05)
-    assert len(pool.busy()) == 2, pool.busy()
-    time.sleep(1.0)  # both actors are inside a verification
-    victim = next(n for n in cluster.worker_nodes)
+    assert victim is not None, "no verification was seen on a node"
     cluster.remove_node(victim)  # kills the node's raylet, workers and the sandbox under them
     outcomes = [f.result(timeout=600) for f in futures]
     assert all(o.kind is OutcomeKind.verdict for o in outcomes), [o.error for o in outcomes]
     assert all(judged(o.verify_result()) for o in outcomes)  # none counted as rejected
     requeued = [o for o in outcomes if o.attempts == 2]
     assert len(requeued) == 1 and "lost" in requeued[0].lost[0], [o.lost for o in outcomes]
+    assert requeued[0].worker is not None and requeued[0].worker.node != victim.node_id[:12]
     cluster.add_node(**NODE)  # the node comes back: its resource appears, an actor is placed there
     _wait_workers(pool, 2)
     again = pool.submit(_job("after", VECTORIZED)).result(timeout=300)
     assert again.kind is OutcomeKind.verdict and again.attempts == 1
-

@@ -44,9 +44,13 @@ class WorkerIdentity(BaseModel):
     host: str = Field(description="Host name of the worker.")
     pid: int = Field(description="Worker process id.")
     device: str = Field(description="cpu:<cpu list> or cuda:<visible device> / rocm:<visible device>.")
+    node: str | None = Field(default=None, description="Ray node id (first 12 hex digits); None on a local slot. "
+                                                       "Nodes on one host share its name, so the host alone does "
+                                                       "not say which node judged.")
 
     def label(self) -> str:
-        return f"{self.pool}:{self.host}/{self.slot}/{self.device}"
+        where = f"{self.slot}@{self.node}" if self.node else self.slot
+        return f"{self.pool}:{self.host}/{where}/{self.device}"
 
 
 class OutcomeKind(StrEnum):
@@ -89,9 +93,9 @@ def device_label(device: str) -> str:
     return "cpu:" + ",".join(str(c) for c in cpus)
 
 
-def identity(pool: str, slot: str, device: str) -> WorkerIdentity:
+def identity(pool: str, slot: str, device: str, node: str | None = None) -> WorkerIdentity:
     return WorkerIdentity(pool=pool, slot=slot, host=socket.gethostname(), pid=os.getpid(),
-                          device=device_label(device))
+                          device=device_label(device), node=node)
 
 
 def run_job(job: VerifyJob, who: WorkerIdentity, cache_root: Path | None = None) -> JobOutcome:

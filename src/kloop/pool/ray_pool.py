@@ -31,17 +31,23 @@ class VerifierActor:
     def __init__(self, name: str, device: str) -> None:
         self.name, self.device = name, device
 
-    def identity(self) -> dict[str, Any]:
+    def _who(self) -> Any:
+        """This actor as a result names it: actor name, Ray node id, host, pid and device."""
+        import ray
+
         from kloop.pool.job import identity
 
-        return identity("ray", self.name, self.device).model_dump()
+        return identity("ray", self.name, self.device, ray.get_runtime_context().get_node_id()[:12])
+
+    def identity(self) -> dict[str, Any]:
+        return self._who().model_dump()
 
     def verify(self, job_json: str) -> str:
-        from kloop.pool.job import identity, run_job
+        from kloop.pool.job import run_job
 
         job = VerifyJob.model_validate_json(job_json)
         try:
-            outcome = run_job(job, identity("ray", self.name, self.device))
+            outcome = run_job(job, self._who())
         except Exception as exc:  # kloop's failure on this worker: said, never a verdict
             outcome = JobOutcome(id=job.id, kind=OutcomeKind.harness, error=f"{type(exc).__name__}: {exc}")
         return outcome.model_dump_json()
