@@ -62,8 +62,8 @@ class ClaudeAgent(CliAgent):
             argv += ["--tools", WRITER_TOOLS, "--allowedTools", allowed, "--permission-mode", "bypassPermissions"]
         if self.endpoint.model:
             argv += ["--model", self.endpoint.model]
-        if request.cost_limit_usd is not None:
-            argv += ["--max-budget-usd", f"{request.cost_limit_usd:.4f}"]
+        # No `--max-budget-usd`: the budget is the gateway's (kloop's prices, kloop's count, outside the
+        # agent); Claude Code's own check prices every model as Claude and stopped calls the gateway allows.
         extra = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
                  "MCP_CONNECTION_NONBLOCKING": "0",  # wait for kloop's MCP server before the first turn
                  "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",

@@ -304,9 +304,10 @@ class CliAgent(ABC):
                                   time_limit_s=_own_limit(request.time_limit_s), transcript=transcript)
             seen = denials_in_log(audit_log, request.workspace)
             refused = [d.line() for d in forbidden(seen, allowed_roots(request, home, self.program_argv() or []))]
-            if outcome.timed_out:
-                return AgentResult(status=AgentStatus.timed_out, transcript_path=transcript, contained_denials=refused,
-                                   final_message=f"{self.name}: killed at its {request.time_limit_s:g}s limit")
+            if outcome.timed_out:  # what it spent before the kill still counts against the run's budget
+                return gateway_account(AgentResult(
+                    status=AgentStatus.timed_out, transcript_path=transcript, contained_denials=refused,
+                    final_message=f"{self.name}: killed at its {request.time_limit_s:g}s limit"), gw)
             result = gateway_account(through.interpret(request, outcome, inv, home), gw)
             return result.model_copy(update={"contained_denials": refused})
         finally:
@@ -325,12 +326,23 @@ def open_gateway(endpoint: Endpoint, default_base_url: str, request: AgentReques
                    log_path=transcript.with_name(transcript.stem + ".gateway.jsonl"), uds=uds)
 
 
+BUDGET_REFUSED = "kloop gateway refused a model call"
+
+
 def gateway_account(result: AgentResult, gw: Gateway) -> AgentResult:
-    """Tokens and dollars as the gateway counted them (the CLI's own figures are its word); a call the
-    gateway cut off for its budget is `over_budget`."""
+    """Tokens and dollars as the gateway counted them (the CLI's own figures are its word).
+
+    A call whose model request the gateway refused for the budget is `over_budget`, with the gateway's
+    reason as its message, however the agent reacted to the refusal: Claude Code and Codex exit with an
+    API error, Kimi and kloop's `openai:` agent report a 403. Read from kloop's own account, never from
+    the agent's wording, so the loop records "budget spent", not a crash. A call killed at its deadline
+    stays `timed_out`; its spending still counts.
+    """
     update: dict[str, Any] = {"tokens": gw.tokens or result.tokens, "cost_usd": round(gw.usd, 6)}
-    if gw.account.refused and result.status is AgentStatus.completed:
+    reason = gw.account.budget_refusal
+    if reason is not None and result.status in (AgentStatus.completed, AgentStatus.crashed):
         update["status"] = AgentStatus.over_budget
+        update["final_message"] = f"{BUDGET_REFUSED}: {reason}"
     return result.model_copy(update=update)
 
 

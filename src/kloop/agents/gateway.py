@@ -148,6 +148,7 @@ class _Account:
     requests: int = 0
     refused: int = 0
     cut: int = 0  # answers closed at the deadline
+    budget_refusal: str | None = None  # why the first request refused for the budget was refused
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def spent(self) -> str | None:
@@ -243,6 +244,8 @@ class Gateway:
                                 status_code=401)  # fmt: skip
         with self.account.lock:
             spent = self.account.spent()
+            if spent is not None and self.account.budget_refusal is None:
+                self.account.budget_refusal = spent
             if spent is None and self._deadline is not None and time.monotonic() >= self._deadline:
                 spent = "the call's deadline has passed"
             if spent is not None:

@@ -155,7 +155,8 @@ def call_agent(agent: Agent, request: AgentRequest) -> AgentResult:
     if not isinstance(result, AgentResult):
         return AgentResult(status=AgentStatus.crashed, final_message=f"returned {type(result).__name__}")
     limit = request.cost_limit_usd
-    if limit is not None and result.cost_usd is not None and result.cost_usd > limit:
+    over = limit is not None and result.cost_usd is not None and result.cost_usd > limit
+    if over and result.status is not AgentStatus.over_budget:  # an agent's own budget reason is kept
         return result.model_copy(update={
             "status": AgentStatus.over_budget,
             "final_message": f"cost ${result.cost_usd:.2f} over the ${limit:.2f} limit",
