@@ -82,11 +82,30 @@ def test_in_place_output_is_renamed_and_says_so(tmp_path: Path) -> None:
     assert not torch.equal(out["q_out"], before)
 
 
-def test_a_reference_that_skips_its_in_place_output_is_refused(tmp_path: Path) -> None:
-    # flashinfer's fused_add_rmsnorm reference returns only `output`: `residual` is never updated
-    with pytest.raises(ImportProblems, match="never writes in-place output 'residual_out'"):
-        import_fib(DATA / "fused_add_rmsnorm_h5120.json", tmp_path / "t", scale=0.25)
-    assert not (tmp_path / "t").exists()
+def test_an_in_place_output_the_reference_never_writes_is_left_out(tmp_path: Path) -> None:
+    """flashinfer's fused_add_rmsnorm reference returns only `output`: `residual` is never updated.
+
+    Changed expectation (was: refused). `output` has full ground truth and `residual` has none, so the
+    task keeps `output`, says in a note why `residual` is gone, and still refuses a definition whose
+    every output is such an unwritten in-place one (nothing left to check), in one line naming the file.
+    """
+    done = import_fib(DATA / "fused_add_rmsnorm_h5120.json", tmp_path / "t", scale=0.25)
+    task = load_task(tmp_path / "t")
+    assert list(task.definition.outputs) == ["output"]
+    assert any("output 'residual'" in n and "never writes it" in n for n in done.notes)
+    inputs = make_inputs(task.definition, task.workloads[0], seed=4)
+    theirs = _original(_published("fused_add_rmsnorm_h5120.json"), "_fused_add_rmsnorm_reference")(**inputs)
+    assert torch.equal(run_reference(task.definition, inputs)["output"], theirs)
+    data = _published("fused_add_rmsnorm_h5120.json")  # both outputs in place, neither written by the reference
+    data["outputs"] = {"hidden_states": data["outputs"]["output"], "residual": data["outputs"]["residual"]}
+    (tmp_path / "only.json").write_text(json.dumps(data))
+    proc = _cli(str(tmp_path / "only.json"), "-o", str(tmp_path / "u"), "--scale", "0.25")
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 2 and "Traceback" not in proc.stderr  # one line per problem
+    for line, output in zip(lines, ("hidden_states_out", "residual_out"), strict=True):
+        assert line.startswith(f"kloop: error: {tmp_path / 'only.json'}: ") and "tensor(" not in line
+        assert f"never writes in-place output {output!r}" in line
+    assert not (tmp_path / "u").exists()
 
 
 def test_structured_inputs_hold_in_heldout_and_coverage_draws(tmp_path: Path) -> None:

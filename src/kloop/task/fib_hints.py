@@ -215,8 +215,13 @@ def structure_for(name: str, spec: dict[str, Any], dtype: str, totals: dict[str,
 
 
 def _token_axis(name: str, inputs: dict[str, Any], axes: dict[str, Any], length_axis: str) -> str | None:
-    """The axis an indptr without a constraint ends at: the leading axis of the ragged tensors."""
+    """The axis an indptr without a constraint ends at: its CSR partner's length (`kv_indptr` -> `kv_indices`),
+    else the leading axis of the ragged tensors."""
     prefix = name.lower().split("indptr")[0].split("cu_seqlens")[0].strip("_")
+    stem = name[: name.lower().find("indptr")] if "indptr" in name.lower() else None
+    partner = inputs.get(f"{stem}indices") if stem else None
+    if partner is not None and len(partner.get("shape") or []) == 1:
+        return partner["shape"][0]
     candidates: list[str] = []
     for other, spec in inputs.items():
         shape = spec.get("shape") or []
