@@ -70,3 +70,16 @@ def test_killed_slot_requeues_its_candidate() -> None:
     assert f"pid {pid}" in outcome.lost[0] and "died" in outcome.lost[0]
     assert outcome.kind is OutcomeKind.verdict, outcome.error  # judged on the restarted slot, not rejected
     assert judged(outcome.verify_result())
+
+
+def test_device_label_names_the_visible_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ray actor with num_gpus=1 sees CUDA_VISIBLE_DEVICES on an NVIDIA node and HIP_VISIBLE_DEVICES on an
+    AMD one; a `--device gpu` pool cannot tell which from the driver, so the label reads the worker's."""
+    from kloop.pool.job import device_label
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setenv("HIP_VISIBLE_DEVICES", "3")
+    assert device_label("gpu") == device_label("cuda") == device_label("rocm") == "rocm:3"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    monkeypatch.delenv("HIP_VISIBLE_DEVICES")
+    assert device_label("cuda") == "cuda:1" and device_label("rocm") == "rocm:all"

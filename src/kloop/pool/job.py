@@ -81,11 +81,14 @@ class JobOutcome(BaseModel):
 
 
 def device_label(device: str) -> str:
-    """cpu:<affinity> on the CPU; the visible accelerator otherwise (set per slot by the pool)."""
-    if device in ("cuda", "gpu"):
-        return f"cuda:{os.environ.get('CUDA_VISIBLE_DEVICES', 'all')}"
-    if device == "rocm":
-        return f"rocm:{os.environ.get('HIP_VISIBLE_DEVICES', 'all')}"
+    """cpu:<affinity> on the CPU; the visible accelerator otherwise (set per slot by the local pool,
+    per actor by Ray: `CUDA_VISIBLE_DEVICES` on NVIDIA nodes, `HIP_VISIBLE_DEVICES` on AMD ones, which
+    a `--device gpu`/`auto` Ray pool cannot tell apart from the driver)."""
+    if device in ("cuda", "gpu", "rocm"):
+        cuda, hip = os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("HIP_VISIBLE_DEVICES")
+        if device == "rocm" or (hip is not None and cuda is None):  # a Ray actor on an AMD node: Ray sets HIP_*
+            return f"rocm:{hip or 'all'}"
+        return f"cuda:{cuda or 'all'}"
     try:
         cpus = sorted(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
