@@ -8,7 +8,15 @@ say() { echo "test-tools: $*" >&2; }
 STAMP=.venv/.kloop-test-installed
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || ! .venv/bin/python -c "import xdist, pytest" >/dev/null 2>&1; then
   say "installing kloop's test extras"
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,cluster]"
+  if [ -x .venv/bin/uv ]; then  # scripts/setup.sh put it there; it reads no pip.conf, so the find-links go along
+    LINKS=()
+    for link in ${PIP_FIND_LINKS:-$(.venv/bin/python -m pip config get global.find-links 2>/dev/null || true)}; do
+      LINKS+=(--find-links "$link")
+    done
+    .venv/bin/uv pip install -q --python .venv/bin/python "${LINKS[@]}" -e ".[test,cluster]"
+  else
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,cluster]"
+  fi
   touch "$STAMP"
 fi
 # The pinned coding-agent CLIs (Claude Code, Codex, Kimi Code + Node 22) into .tools/ for the adapters' tests.
