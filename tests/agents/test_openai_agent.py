@@ -64,14 +64,15 @@ def test_writer_edits_solution_and_is_refused_outside(run_dir: Path) -> None:
     assert [e["event"] for e in lines].count("tool") == 4 and lines[-1]["event"] == "reply"
 
 
-def test_reviewer_has_no_writing_tools_and_its_verdict_is_parsed(run_dir: Path) -> None:
+def test_reviewer_has_no_writing_tools_and_its_verdict_is_its_verdict_tool_call(run_dir: Path) -> None:
     script = [call("write_file", path="solution/main.py", content="pwned"),
-              call("run_command", command="touch solution/x"), text(f"```json\n{VERDICT}\n```")]  # fmt: skip
+              call("run_command", command="touch solution/x"), call("submit_verdict", **json.loads(VERDICT)),
+              text("verdict given")]  # fmt: skip
     before = (run_dir / "workspace" / "solution" / "main.py").read_text()
     with ScriptedServer(script) as srv:
         result = _agent(srv).run(_request(run_dir, Role.reviewer))
         tools = _tool_names(srv)
-    assert tools == {"list_files", "read_file", "profile_analyze", "wiki_search"}
+    assert tools == {"list_files", "read_file", "profile_analyze", "wiki_search", "submit_verdict"}
     assert result.verdict is not None and result.verdict.decision is Decision.accept
     assert (run_dir / "workspace" / "solution" / "main.py").read_text() == before
     assert not (run_dir / "workspace" / "solution" / "x").exists()
@@ -79,10 +80,11 @@ def test_reviewer_has_no_writing_tools_and_its_verdict_is_parsed(run_dir: Path) 
 
 
 def test_a_read_only_request_gets_the_reviewers_tools_whatever_the_role(run_dir: Path) -> None:
+    """The reviewer's tools include its verdict tool (issue 28: a verdict only through a tool call)."""
     with ScriptedServer([text("done")]) as srv:
         request = _request(run_dir, Role.writer).model_copy(update={"read_only": True})
         _agent(srv).run(request)
-        assert _tool_names(srv) == {"list_files", "read_file", "profile_analyze", "wiki_search"}
+        assert _tool_names(srv) == {"list_files", "read_file", "profile_analyze", "wiki_search", "submit_verdict"}
 
 
 def test_researcher_writes_only_notes(run_dir: Path) -> None:

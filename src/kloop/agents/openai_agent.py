@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from kloop.agents.base import AgentRequest, AgentResult, AgentStatus, Claim, Role, parse_verdict
+from kloop.agents.base import AgentRequest, AgentResult, AgentStatus, Claim, Role
 from kloop.agents.openai_tools import WRITE_ROOTS, ToolBox
 from kloop.errors import BadInput
 
@@ -36,7 +36,8 @@ SYSTEM = {
     "profile, then write notes/plan.md with write_file: hypotheses, the one first edit, acceptance criteria. "
     "When done, answer without calling a tool.",
     Role.reviewer: "You are a read-only reviewer in kloop. You can look but not change anything. Judge the "
-    "evidence in the prompt and answer with the verdict JSON only, without calling a tool.",
+    "evidence in the prompt, then hand in your verdict by calling submit_verdict once (a verdict written as "
+    "text is not read), and end with a one-line answer without calling a tool.",
 }
 
 
@@ -131,7 +132,8 @@ class OpenAIAgent:
 
     def _result(self, status: AgentStatus, request: AgentRequest, box: ToolBox, path: Path, tokens: int,
                 final: str) -> AgentResult:  # fmt: skip
-        verdict = parse_verdict(final) if request.role is Role.reviewer and status is AgentStatus.completed else None
+        # A reviewer's verdict is its submit_verdict call, never its text (which may quote the writer's).
+        verdict = box.verdict if box.role is Role.reviewer and status is AgentStatus.completed else None
         claim = Claim(text=final) if request.role is Role.writer and status is AgentStatus.completed else None
         return AgentResult(status=status, final_message=final, claim=claim, verdict=verdict, transcript_path=path,
                            tokens=tokens or None, permission_denials=list(box.denials))  # fmt: skip

@@ -1,7 +1,8 @@
 """The `openai:` agent's tools: role-fixed sets over one workspace, each checked before it acts.
 
 A role gets a fixed tool set, decided here and not by the prompt: the reviewer can only look
-(list, read, profile, wiki); the researcher can also write under `notes/`; the writer can write
+(list, read, profile, wiki) and hand in its verdict (`submit_verdict`, the verdict contract as a strict
+schema: the only channel its verdict comes through, never its text); the researcher can also write under `notes/`; the writer can write
 under `solution/` and `notes/`, run commands and verify. A write outside the role's folders is
 refused before it happens and recorded as a permission denial. Commands run in a shell wrapped
 by `containment.contain` (workspace and the call's own home/tmp writable, nothing else), with a
@@ -22,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from kloop.agents import kloop_tools
-from kloop.agents.base import Role
+from kloop.agents.base import Role, Verdict
 from kloop.errors import KloopError
 
 MAX_READ = 200_000
@@ -33,6 +34,9 @@ WRITE_ROOTS: dict[Role, tuple[str, ...]] = {
     Role.reviewer: (),
 }
 """Where each role may write, relative to the workspace (rules as data)."""
+VERDICT_TOOL = "submit_verdict"
+VERDICT_DESCRIPTION = ("Hand in your verdict on the candidate. This call is the only way a verdict reaches kloop: "
+                       "what you write as text is never read as one. Call it once, when you have decided.")
 
 
 class ListArgs(BaseModel):
@@ -82,6 +86,7 @@ class ToolBox:
     home: Path | None = None
     denials: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # kloop's tool policy refused these (contained_denials lines)
+    verdict: Verdict | None = None  # the reviewer's verdict: the arguments of its last submit_verdict call
 
     def refused_attempts(self, audit_log: Path) -> list[str]:
         """What this call was refused, from kloop's own evidence: its tool policy, and the audit of the
@@ -95,11 +100,17 @@ class ToolBox:
 
     def specs(self) -> list[dict[str, Any]]:
         """The OpenAI `tools` list for this role."""
-        return [
+        specs = [
             {"type": "function", "function": {"name": name, "description": desc,
                                               "parameters": model.model_json_schema()}}
-            for name, (model, _, desc) in self._table().items()
+            for name, (model, _, desc) in self._table().items() if name != VERDICT_TOOL
         ]  # fmt: skip
+        if self.role is Role.reviewer:  # the verdict contract itself, strict: the provider enforces it
+            from kloop.agents.codex import verdict_schema
+
+            specs.append({"type": "function", "function": {"name": VERDICT_TOOL, "description": VERDICT_DESCRIPTION,
+                                                           "parameters": verdict_schema(), "strict": True}})
+        return specs
 
     def call(self, name: str, arguments: str) -> str:
         """Run one tool call; every failure is an answer the model can read, never an exception."""
@@ -131,6 +142,8 @@ class ToolBox:
         if WRITE_ROOTS[self.role]:
             roots = ", ".join(f"{r}/" for r in WRITE_ROOTS[self.role])
             table["write_file"] = (WriteArgs, self._write, f"Write a whole file under {roots} only.")
+        if self.role is Role.reviewer:
+            table[VERDICT_TOOL] = (Verdict, self._verdict, VERDICT_DESCRIPTION)
         if self.role is Role.writer:
             table["run_command"] = (CommandArgs, self._command, "Run a bash command in the workspace (contained).")
             if self.task_dir is not None:
@@ -159,6 +172,10 @@ class ToolBox:
             target = os.path.normpath(os.path.join(str(self.workspace), rel))
             self.refused.append(f"{'write' if for_write else 'read'} {target} ({name}: refused by kloop's tool policy)")
             return f"refused: {exc}"
+
+    def _verdict(self, args: Verdict) -> str:
+        self.verdict = args
+        return f"verdict recorded: {args.decision.value}"
 
     def _list(self, args: ListArgs) -> str:
         target = self._guard("list_files", args.path, for_write=False)
