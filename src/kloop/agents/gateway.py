@@ -187,7 +187,9 @@ class Gateway:
 
         config = uvicorn.Config(self._app(), log_level="warning", lifespan="off", access_log=False,
                                 timeout_graceful_shutdown=1)  # fmt: skip
-        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say they are TCP; with proto 0 every
+        # keep-alive answer waited ~40 ms for the client's delayed ACK (Nagle; bench/gateway_latency.py)
+        tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         tcp.bind(("127.0.0.1", 0))
         self.port = tcp.getsockname()[1]
         listening = [tcp]
