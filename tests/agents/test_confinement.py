@@ -34,6 +34,12 @@ WRITE_TOOL = {"claude": lambda p: call("Write", file_path=p, content="pwned\n"),
               "openai": lambda p: call("write_file", path=p, content="pwned\n")}
 SHELL = {**SCRIPTED_SHELL, "openai": lambda cmd: call("run_command", command=cmd)}
 SHELLS = {"claude": "Bash", "codex": "exec_command", "kimi": "Bash", "openai": "run_command"}
+# Every command runner these CLIs have offered a model (Codex: exec_command, write_stdin with unified exec,
+# shell / local_shell / container.exec in other modes), and every tool that writes or patches a file.
+COMMAND_RUNNERS = {"Bash", "Shell", "exec_command", "write_stdin", "shell", "local_shell", "container.exec",
+                   "unified_exec", "run_command", "BashOutput", "KillShell", "TaskCreate", "Agent", "Task"}
+WRITING_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "WriteFile", "StrReplaceFile", "apply_patch",
+                 "write_file"}
 
 
 def _installed(name: str) -> bool:
@@ -140,8 +146,11 @@ def test_reviewer_has_no_command_runner_and_reads_only_its_allowlist(
         result = _agent(name, srv, "sk-real-x").run(AgentRequest(
             role=Role.reviewer, prompt="review", workspace=ws, read_only=True, time_limit_s=LIMIT_S,
             artifacts_dir=tmp_path / "art"))
-    offered = {t.get("name") or (t.get("function") or {}).get("name") for t in srv.model_calls()[0].body.get("tools") or []}
-    assert SHELLS[name] not in offered, f"{name}: the reviewer is offered a command runner: {sorted(offered)}"
+    offered = {t.get("name") or (t.get("function") or {}).get("name") or t.get("type")
+               for t in srv.model_calls()[0].body.get("tools") or []}
+    runners = offered & COMMAND_RUNNERS  # Codex included (issue 28 item 5): `--disable shell_tool`
+    assert not runners, f"{name}: the reviewer is offered a command runner: {sorted(runners)} of {sorted(offered)}"
+    assert not offered & WRITING_TOOLS, f"{name}: the reviewer is offered a writing tool: {sorted(offered)}"
     sent = _everything_sent(srv)
     assert "SHELL-42" not in sent  # the call was made, never run
     assert places["kloop-home"].read_text().strip() not in sent
