@@ -29,7 +29,7 @@ from ray.cluster_utils import Cluster  # noqa: E402 - after the skip when Ray is
 from tests.pool.conftest import FAST, SILU, VECTORIZED, judged  # noqa: E402
 
 from kloop.pool.bundle import Bundle  # noqa: E402
-from kloop.pool.job import POOL_ENV_KEY, OutcomeKind, VerifyJob  # noqa: E402
+from kloop.pool.job import POOL_ENV_KEY, JobOutcome, OutcomeKind, VerifyJob  # noqa: E402
 from kloop.pool.ray_pool import CPU_RESOURCE, RayPool  # noqa: E402
 from kloop.pool.verifier import job_options  # noqa: E402
 
@@ -194,11 +194,25 @@ def test_team_run_survives_a_node_killed_mid_verification(cluster: Cluster, tmp_
 
 
 def test_ray_pool_verifies_on_an_actor(pool: RayPool) -> None:
+    """A verdict from an actor, the task put in the object store once, not sent in each job."""
     outcome = pool.submit(_job("r1", VECTORIZED)).result(timeout=300)
     assert outcome.kind is OutcomeKind.verdict, outcome.error
     assert judged(outcome.verify_result())
     assert outcome.worker is not None and outcome.worker.pool == "ray"
     assert outcome.verify_result().environment[POOL_ENV_KEY].startswith("ray:")
+    assert list(pool.task_objects) == [Bundle.from_dir(SILU).digest]
+
+
+def test_an_actor_refuses_a_task_object_that_is_not_the_named_task(cluster: Cluster) -> None:
+    """The task object is fetched by reference; an object whose bundle is not the digest the job names
+    is kloop's failure (harness), never verified. Called in this process: nothing is verified."""
+    from kloop.pool.ray_pool import VerifierActor
+
+    job = _job("forged", VECTORIZED)
+    other = ray.put(Bundle.from_dir(VECTORIZED).model_dump_json())  # a real bundle, not the task's
+    out = VerifierActor("t", "cpu").verify(job.model_dump_json(exclude={"task"}), job.task.digest, [other])
+    outcome = JobOutcome.model_validate_json(out)
+    assert outcome.kind is OutcomeKind.harness and "holds bundle" in (outcome.error or ""), outcome
 
 
 def test_killed_node_requeues_and_a_new_node_joins(cluster: Cluster, pool: RayPool) -> None:
