@@ -11,9 +11,17 @@ the previous candidate ran, as the loop does). The first verification warms the 
 is not counted. `--gap S` waits S seconds between verifications, as the writer's turn does in the
 loop: on 2 cores, back-to-back verifications (`--gap 0`) pay for starting the next spares too.
 
-`--against SRC` measures another copy of kloop's source (e.g. a `git worktree` of an older commit)
-in the same run: each configuration runs in a worker process per code version, the versions
-alternating verification by verification, so both see the same load.
+`--against SRC` (repeatable) measures other copies of kloop's source (e.g. `git worktree`s of older
+commits) in the same run: each configuration runs in a worker process per code version, the versions
+alternating verification by verification, so all see the same load. `--task`/`--solution` may be
+given several times (paired in order): every pair is measured, one table each.
+
+Columns after `total` are parts of the phases before it, not added to them: `coverage` (the
+coverage regimes: their inputs, references, runs and checks), `measure` (the supervisor's reads of
+the box after each reply: the thread watch and the input hashes, issue 29) and `settle` (waiting for
+a box to leave the CPU before a CPU-time read). `measure` + `settle` + `sandbox_start` + `close` is
+what the bench can attribute to containment; the hand-off of timed calls one by one is inside `timing`.
+Instrumented by wrapping those functions in the worker (absent in a tree: 0).
 """
 
 from __future__ import annotations
@@ -34,7 +42,34 @@ from kloop.verify.result import VerifyOptions
 from kloop.verify.supervisor import Verification
 
 REPO = Path(__file__).resolve().parents[1]
-PHASES = ("sandbox_start", "build", "inputs", "reference", "runs", "checks", "timing", "close", "other", "total")
+PHASES = ("sandbox_start", "build", "inputs", "reference", "runs", "checks", "timing", "close", "other", "total",
+          "coverage", "measure", "settle")  # fmt: skip
+PARTS = ("coverage", "measure", "settle")
+"""Parts of the phases before `total` (see the module docstring), not added to them."""
+_SPENT: dict[str, int] = {"measure": 0, "settle": 0}
+
+
+def _instrument() -> None:
+    """Count the time spent in the supervisor's box reads, where this tree has them."""
+    import functools
+
+    from kloop.verify import cgroups, process
+
+    for cls, name, key in ((getattr(process, "SandboxProcess", None), "_measure", "measure"),
+                           (getattr(cgroups, "Containment", None), "_settle", "settle")):  # fmt: skip
+        func = getattr(cls, name, None)
+        if func is None:
+            continue
+
+        @functools.wraps(func)
+        def timed(*args: object, _func=func, _key=key, **kwargs: object) -> object:  # noqa: ANN001
+            t0 = time.perf_counter_ns()
+            try:
+                return _func(*args, **kwargs)
+            finally:
+                _SPENT[_key] += time.perf_counter_ns() - t0
+
+        setattr(cls, name, timed)
 
 
 def one(task_dir: Path, solution_dir: Path, options: VerifyOptions) -> dict[str, float]:
@@ -42,6 +77,8 @@ def one(task_dir: Path, solution_dir: Path, options: VerifyOptions) -> dict[str,
     task = load_task(task_dir)
     solution = load_solution(solution_dir)
     baseline = task.baseline_or_reference()
+    for key in _SPENT:
+        _SPENT[key] = 0
     start = time.perf_counter()
     run = Verification(task, solution, options, torch_device(options.device), baseline)
     result = run.run()
@@ -59,30 +96,36 @@ def one(task_dir: Path, solution_dir: Path, options: VerifyOptions) -> dict[str,
         "timing": phases.get("timing", 0.0),
         "close": phases.get("close", 0.0),
         "total": total,
+        "coverage": phases.get("coverage", 0.0),
+        **{key: ns / 1e6 for key, ns in _SPENT.items()},
     }
+
+
+def _other(row: dict[str, float]) -> dict[str, float]:
+    row["other"] = row["total"] - sum(v for k, v in row.items() if k not in ("total", "other", *PARTS))
+    return row
 
 
 def worker(args: argparse.Namespace) -> None:
     """One configuration's verifications in this process (its pool stays warm): one JSON row per line."""
+    _instrument()
     logs = Path(tempfile.mkdtemp(prefix="kloop-bench-"))
     options = VerifyOptions(device="cpu", timing=args.timing, speedup=args.timing, heldout=2, log_dir=logs,
                             prestart=args.prestart)  # fmt: skip
-    one(args.task, args.solution, options)  # warm the build cache (and the pool)
+    one(args.task[0], args.solution[0], options)  # warm the build cache (and the pool)
     print("ready", flush=True)
     for line in sys.stdin:  # one verification per line the parent sends
         if not line.strip():
             break
         time.sleep(args.gap)
-        row = one(args.task, args.solution, options)
-        row["other"] = row["total"] - sum(v for k, v in row.items() if k != "total")
-        print(json.dumps(row), flush=True)
+        print(json.dumps(_other(one(args.task[0], args.solution[0], options))), flush=True)
 
 
 def _spawn(src: Path | None, args: argparse.Namespace, prestart: bool) -> subprocess.Popen[str]:
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    cmd = [sys.executable, __file__, "--worker", "--task", str(args.task), "--solution", str(args.solution),
+    cmd = [sys.executable, __file__, "--worker", "--task", str(args.pair[0]), "--solution", str(args.pair[1]),
            "--gap", str(args.gap)] + (["--timing"] if args.timing else []) + (["--prestart"] if prestart else [])  # fmt: skip
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
@@ -92,47 +135,61 @@ def _spawn(src: Path | None, args: argparse.Namespace, prestart: bool) -> subpro
 
 
 def compare(args: argparse.Namespace) -> None:
-    """This tree and `--against` side by side, alternating verification by verification."""
-    versions = {"this tree": Path(__file__).resolve().parents[1] / "src", f"{args.against}": args.against}
-    print(f"task {args.task.name}, solution {args.solution.name}, timing {'on' if args.timing else 'off'}, gap {args.gap:g} s")
-    print("| code | mode | " + " | ".join(PHASES) + " |")
-    print("|" + " --- |" * (len(PHASES) + 2))
-    for prestart in (False, True):
-        procs = {name: _spawn(src, args, prestart) for name, src in versions.items()}
-        rows: dict[str, list[dict[str, float]]] = {name: [] for name in procs}
-        for _ in range(args.repeats):
-            for name, proc in procs.items():
-                assert proc.stdin is not None and proc.stdout is not None
-                proc.stdin.write("go\n")
-                proc.stdin.flush()
-                rows[name].append(json.loads(proc.stdout.readline()))
-        for name, proc in procs.items():
-            assert proc.stdin is not None
-            proc.stdin.close()
-            proc.wait()
-            med = {p: statistics.median(r[p] for r in rows[name]) for p in PHASES}
+    """This tree and every `--against` side by side, alternating verification by verification."""
+    versions: dict[str, Path | None] = {"this tree": Path(__file__).resolve().parents[1] / "src"}
+    versions.update({str(src): src for src in args.against})
+    for task, solution in zip(args.task, args.solution, strict=True):
+        args.pair = (task, solution)
+        print(f"task {task.name}, solution {solution.name}, timing {'on' if args.timing else 'off'}, gap {args.gap:g} s")
+        print("| code | mode | " + " | ".join(PHASES) + " |")
+        print("|" + " --- |" * (len(PHASES) + 2))
+        totals: list[str] = []
+        for prestart in (False, True):
+            procs = {name: _spawn(src, args, prestart) for name, src in versions.items()}
+            rows: dict[str, list[dict[str, float]]] = {name: [] for name in procs}
+            for _ in range(args.repeats):
+                for name, proc in procs.items():
+                    assert proc.stdin is not None and proc.stdout is not None
+                    proc.stdin.write("go\n")
+                    proc.stdin.flush()
+                    rows[name].append(json.loads(proc.stdout.readline()))
             mode = "prestarted sandbox" if prestart else "fresh sandbox"
-            print(f"| {name} | {mode} | " + " | ".join(f"{med[p]:.0f}" for p in PHASES) + " |", flush=True)
-    print("(milliseconds, median of", args.repeats, "verifications per row)")
+            for name, proc in procs.items():
+                assert proc.stdin is not None
+                proc.stdin.close()
+                proc.wait()
+                med = {p: statistics.median(r.get(p, 0.0) for r in rows[name]) for p in PHASES}
+                print(f"| {name} | {mode} | " + " | ".join(f"{med[p]:.0f}" for p in PHASES) + " |", flush=True)
+                totals.append(f"{name}, {mode}: totals " + ", ".join(f"{r['total']:.0f}" for r in rows[name]))
+        print(f"(milliseconds, median of {args.repeats} verifications per row; {', '.join(PARTS)} are parts of the "
+              "phases before total)")  # fmt: skip
+        print("\n".join(totals), flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", type=Path, default=REPO / "tests/verify/tasks/rmsnorm_tiny")
-    parser.add_argument("--solution", type=Path, default=REPO / "tests/verify/redteam/honest_value")
+    parser.add_argument("--task", type=Path, action="append", help="repeatable (default rmsnorm_tiny)")
+    parser.add_argument("--solution", type=Path, action="append", help="repeatable, paired with --task in order")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--timing", action="store_true", help="include A-B timing against the baseline")
     parser.add_argument("--gap", type=float, default=0.0, help="seconds between verifications (the agent's turn)")
-    parser.add_argument("--against", type=Path, help="another kloop src/ directory, measured alternately in this run")
+    parser.add_argument("--against", type=Path, action="append", default=[],
+                        help="another kloop src/ directory, measured alternately in this run (repeatable)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--prestart", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    args.task = args.task or [REPO / "tests/verify/tasks/rmsnorm_tiny"]
+    args.solution = args.solution or [REPO / "tests/verify/redteam/honest_value"]
+    if len(args.task) != len(args.solution):
+        parser.error("give --task and --solution the same number of times")
     if args.worker:
         worker(args)
         return
-    if args.against is not None:
+    if args.against:
         compare(args)
         return
+    _instrument()
+    args.task, args.solution = args.task[0], args.solution[0]
     logs = Path(tempfile.mkdtemp(prefix="kloop-bench-"))
     print(f"task {args.task.name}, solution {args.solution.name}, timing {'on' if args.timing else 'off'}, "
           f"gap {args.gap:g} s")
@@ -146,8 +203,7 @@ def main() -> None:
         for _ in range(args.repeats):
             time.sleep(args.gap)
             rows.append(one(args.task, args.solution, options))
-        for r in rows:
-            r["other"] = r["total"] - sum(v for k, v in r.items() if k != "total")
+        rows = [_other(r) for r in rows]
         med = {p: statistics.median(r[p] for r in rows) for p in PHASES}
         mode = "prestarted sandbox" if prestart else "fresh sandbox"
         print(f"| {mode} | " + " | ".join(f"{med[p]:.0f}" for p in PHASES) + " |")
