@@ -176,3 +176,35 @@ def test_a_single_run_keeps_the_single_run_layout(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert "branches" not in summary and all("branch" not in r for r in summary["rounds"])
     assert not (tmp_path / "run" / "branches").exists()
+
+
+def test_branch_queries_in_sql_agree_with_the_rows(tmp_path: Path) -> None:
+    """BranchLineage selects in SQL (its rounds, head, own best, marker, spending, the global best);
+    on a lineage with ties, missing speedups and interleaved branches, each answer is the one the
+    rows give when read in full, as they were before."""
+    import random
+
+    rng = random.Random(23)
+    path = tmp_path / "lineage.sqlite"
+    seed = Lineage(path)
+    seed.add(CandidateRecord(round=0, candidate="baseline", stage="research", agent_status="completed",
+                             accepted=True, speedup_geomean=1.0))
+    for n in range(1, 121):
+        seed.add(CandidateRecord(round=n, candidate=f"r{n:03d}", stage="iterate", agent_status="completed",
+                                 branch=rng.choice(["b1", "b2", "b3"]), accepted=rng.random() < 0.4,
+                                 speedup_geomean=rng.choice([None, 1.0, 1.5, 2.0, round(rng.uniform(0.5, 2), 1)]),
+                                 cost_usd=rng.choice([None, 0.25, 1.0])))
+    every = seed.all()
+    seed.close()
+    top = max((r for r in every if r.accepted), key=lambda r: (r.speedup_geomean or 0.0, -r.round))
+    for branch in ("b1", "b2", "b3", "b4"):
+        view = BranchLineage(path, branch)
+        own = [r for r in every if r.round > 0 and r.branch == branch]
+        kept = [r for r in own if r.accepted]
+        assert view.rounds() == own
+        assert view.spent_usd() == sum(r.cost_usd or 0.0 for r in own)
+        assert view.best() == top
+        assert view.own_best() == (max(kept, key=lambda r: (r.speedup_geomean or 0.0, -r.round)) if kept else None)
+        assert view.head() == (kept[-1] if kept else every[0])
+        assert view.marker() == max([r.round for r in kept] + [0])
+        view.close()

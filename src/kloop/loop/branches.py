@@ -101,12 +101,30 @@ class BranchLineage(Lineage):
         self.db.execute("DELETE FROM round_claims WHERE branch = ? AND round NOT IN (SELECT round FROM candidates)",
                         (self.branch,))
 
+    # A branch asks these several times a round. They select in SQL and parse only the rows they
+    # return: parsing every row of the team's lineage costs about 0.5 ms a row (2.7 s a round at
+    # 5,000 rows, measured by bench/pool_scaling.py --bottlenecks), and a team's lineage grows
+    # with every branch.
+    def _select(self, where: str, params: tuple[Any, ...] = (), tail: str = "ORDER BY round") -> list[CandidateRecord]:
+        return [self._record(r) for r in self.db.execute(f"SELECT * FROM candidates WHERE {where} {tail}", params)]
+
     def rounds(self) -> list[CandidateRecord]:
         """This branch's writer rounds: its budgets, stall count and replay turns count these."""
-        return [r for r in super().rounds() if r.branch == self.branch]
+        return self._select("round > 0 AND branch = ?", (self.branch,))
 
     def spent_usd(self) -> float:
-        return sum(r.cost_usd or 0.0 for r in self.rounds())
+        row = self.db.execute("SELECT SUM(cost_usd) FROM candidates WHERE round > 0 AND branch = ?",
+                              (self.branch,)).fetchone()
+        return float(row[0] or 0.0)
+
+    def best(self) -> CandidateRecord | None:
+        """The global best (any branch): `Lineage.best`'s rule, highest speedup then earliest round."""
+        rows = self._select("accepted = 1", (), "ORDER BY COALESCE(speedup_geomean, 0.0) DESC, round ASC LIMIT 1")
+        return rows[0] if rows else None
+
+    def _own_accepted(self, order: str) -> CandidateRecord | None:
+        rows = self._select("round > 0 AND branch = ? AND accepted = 1", (self.branch,), f"ORDER BY {order} LIMIT 1")
+        return rows[0] if rows else None
 
     def rebases(self) -> list[dict[str, Any]]:
         """[{"after_round": N, "onto": candidate, "onto_round": M}], oldest first."""
@@ -126,8 +144,7 @@ class BranchLineage(Lineage):
 
     def head(self) -> CandidateRecord | None:
         """The parent of this branch's next round: its last accepted candidate, or what it rebased onto."""
-        own = [r for r in self.rounds() if r.accepted]
-        last = own[-1] if own else None
+        last = self._own_accepted("round DESC")
         marks = self.rebases()
         if marks and (last is None or last.round < marks[-1]["after_round"]):
             return self.get(int(marks[-1]["onto_round"]))
@@ -135,14 +152,14 @@ class BranchLineage(Lineage):
 
     def own_best(self) -> CandidateRecord | None:
         """The fastest candidate this branch itself got accepted (None: none yet)."""
-        own = [r for r in self.rounds() if r.accepted]
-        return max(own, key=lambda r: (r.speedup_geomean or 0.0, -r.round)) if own else None
+        return self._own_accepted("COALESCE(speedup_geomean, 0.0) DESC, round ASC")
 
     def marker(self) -> int:
         """The round after which this branch's stall count starts: its last acceptance or rebase."""
-        own = [r.round for r in self.rounds() if r.accepted]
+        row = self.db.execute("SELECT MAX(round) FROM candidates WHERE round > 0 AND branch = ? AND accepted = 1",
+                              (self.branch,)).fetchone()
         marks = [int(m["after_round"]) for m in self.rebases()]
-        return max(own + marks + [0])
+        return max([int(row[0] or 0)] + marks + [0])
 
 
 def branch_report(lineage: Lineage, branch: str) -> dict[str, Any]:
