@@ -39,6 +39,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("run", &run); }
 
 CPP_SOLUTION = make_solution("cpp", {"kernel.cpp": KERNEL}, "kernel.cpp::run", dps=True)
 
+SHARES_THE_BUILD = pytest.mark.xdist_group("cpp-build")
+"""The tests that use `cpp_built` run on one xdist worker: a session fixture is per worker, so spread
+over two they compiled the same extension twice (each compile ~40 s here, ~110 s under load)."""
+
 
 @pytest.fixture(scope="session")
 def cpp_built(build_cache: Path) -> BuiltSolution:
@@ -46,6 +50,7 @@ def cpp_built(build_cache: Path) -> BuiltSolution:
     return build_solution(CPP_SOLUTION, device="cpu", cache_dir=build_cache)
 
 
+@SHARES_THE_BUILD
 def test_cpp_cold_build_computes(cpp_built: BuiltSolution) -> None:
     x, y = torch.randn(1000), torch.randn(1000)
     out = torch.full_like(x, float("nan"))
@@ -70,6 +75,7 @@ print(json.dumps({{"hit": built.cache_hit, "key": built.cache_key, "seconds": bu
 """
 
 
+@SHARES_THE_BUILD
 def test_cpp_warm_cache_loads_without_compiling(cpp_built: BuiltSolution, build_cache: Path) -> None:
     """A fresh process (as the sandbox is) loads the shared object; nothing is compiled again."""
     so_file = cpp_built.artifact_dir / json.loads((cpp_built.artifact_dir / "manifest.json").read_text())["shared_object"]
@@ -94,6 +100,7 @@ def test_cpp_compile_error_is_short_and_names_the_line(build_cache: Path) -> Non
     assert not list(build_cache.glob("*/.*")), "a failed build leaves no staging directory behind"
 
 
+@SHARES_THE_BUILD
 def test_missing_export_is_named(build_cache: Path, cpp_built: BuiltSolution) -> None:
     """Same sources (a cache hit), but the entry names a symbol the module does not export."""
     other = make_solution("cpp", {"kernel.cpp": KERNEL}, "kernel.cpp::forward", dps=True)
