@@ -1,4 +1,4 @@
-"""Suite-wide test settings: shared fixture paths and the gpu marker."""
+"""Suite-wide test settings: shared fixture paths, the gpu marker and the slowest files first."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 EXAMPLES = REPO / "examples"
+SLOW_FIRST = Path(__file__).resolve().parent / "slow_first.txt"
 
 
 def _has_gpu() -> bool:
@@ -19,8 +20,25 @@ def _has_gpu() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def _slow_first(items: list[pytest.Item]) -> None:
+    """The files of tests/slow_first.txt first, slowest first; the rest after, in collection order.
+
+    xdist hands tests out in collection order, so a 5-minute file collected last kept one worker
+    busy for minutes after the other had finished. Whole files move (a file's tests stay together
+    and in order, so module fixtures are set up once per worker as before); every worker sorts the
+    same collection the same way, as xdist requires.
+    """
+    if not SLOW_FIRST.is_file():
+        return
+    lines = [line.strip() for line in SLOW_FIRST.read_text().splitlines()]
+    rank = {path: i for i, path in enumerate(line for line in lines if line and not line.startswith("#"))}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip `gpu`-marked tests where no device is present; bench/device_check.sh runs them."""
+    """Order the slowest files first; skip `gpu`-marked tests where no device is present
+    (bench/device_check.sh runs them)."""
+    _slow_first(items)
     if _has_gpu():
         return
     skip = pytest.mark.skip(reason="needs a GPU (run by bench/device_check.sh on the device machine)")
