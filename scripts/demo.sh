@@ -19,6 +19,9 @@ PY=.venv/bin/python
 
 EXAMPLE=rmsnorm
 DEVICE=cpu
+# Ask torch about a GPU only where the kernel shows one (importing torch to ask takes seconds).
+GPU_EXAMPLE=""
+if compgen -G "/dev/nvidia[0-9]*" >/dev/null || [ -e /dev/kfd ] || [ -e /dev/dxg ]; then
 GPU_EXAMPLE=$($PY - <<'PY' || true
 import json, pathlib
 try:
@@ -34,6 +37,7 @@ if has_gpu:
             break
 PY
 )
+fi
 if [ -n "$GPU_EXAMPLE" ]; then
   EXAMPLE=$GPU_EXAMPLE
   DEVICE=auto
