@@ -105,12 +105,17 @@ def test_attack_is_refused_naming_the_check(attack: str, tmp_path: Path) -> None
 
 @pytest.mark.parametrize("attack", sorted(NO_UNEARNED_SPEEDUP))
 def test_cache_and_timer_tricks_earn_no_speedup(attack: str, tmp_path: Path) -> None:
+    """A trick that passes must not show a gain: its estimate is below 1 and its interval does not lie above 1.
+
+    The interval's upper end used to be held below 1 as well (the honest path costs 6 baseline
+    computations), but on rmsnorm_tiny the hand-off dominates a call, and in a full suite run at load
+    13 a 6x slower path read 0.73-0.93x with intervals reaching 1.01-1.26: showing a loss is not what
+    the attack must fail at; showing a gain is."""
     result = run_solution(attack, tmp_path, timing=True)
     if result.passed:
-        # the honest path costs 6 baseline computations: a real measurement cannot show a gain
         assert result.summary.speedup_geomean is not None, result.summary
         assert result.summary.speedup_geomean < 1.0, result.summary
-        assert result.summary.speedup_ci[1] < 1.0, result.summary
+        assert result.summary.speedup_ci[0] < 1.0, result.summary
     else:
         assert set(result.failed_checks()) & NO_UNEARNED_SPEEDUP[attack], result.reasons
 

@@ -24,9 +24,12 @@ def _verify(attack: str, tmp_path: Path) -> tuple[VerifyResult, str]:
 
 
 def _no_speedup(result: VerifyResult) -> None:
+    """No gain shown: estimate below 1, interval not above 1 (a harness-bound tiny call under load read a
+    6x slower path as 0.78x with an interval up to 1.11, so the upper end is not held below 1)."""
     if result.passed:
         assert result.summary.speedup_ci is not None, result.summary
-        assert result.summary.speedup_ci[1] < 1.0, result.summary  # the 6x slower honest path shows
+        assert result.summary.speedup_geomean is not None and result.summary.speedup_geomean < 1.0, result.summary
+        assert result.summary.speedup_ci[0] < 1.0, result.summary
     else:
         assert result.summary.speedup_geomean is None, result.summary
 
