@@ -161,6 +161,8 @@ class SandboxProcess:
             return None
         if self.launch is None or not self.launch.namespaces:
             return self.proc.pid
+        if self.proc.poll() is not None:  # the launcher ends with the box: a remembered pid may be reused
+            return None
         if self._box_pid is None or self._box_pid[0] != self.proc.pid:
             child = _only_child(self.proc.pid)
             if child is None:
