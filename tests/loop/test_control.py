@@ -52,6 +52,40 @@ def test_agent_crash_hang_and_overspend_reject_the_round_and_the_loop_goes_on(tm
     assert summary.status is RunStatus.budget  # the overspent $9 used the run's $5 budget
 
 
+class SpendingReviewer:
+    """A reviewer that accepts, and whose model call cost $9 (a long full review on a pricey model)."""
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        from kloop.agents import Decision, ProgressMark, Verdict
+
+        return AgentResult(status=AgentStatus.completed, final_message="ok", cost_usd=9.0,
+                           verdict=Verdict(decision=Decision.accept, progress=ProgressMark.advanced, summary="ok"))
+
+
+class CheapWriter:
+    """An honest round for $1, then nothing more to do."""
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        if request.turn == 0:
+            (request.workspace / "solution" / "FAKE_VERDICT.json").write_text(fake(2.0))
+            return AgentResult(status=AgentStatus.completed, final_message="2x", claim=Claim(text="2x"), cost_usd=1.0)
+        return AgentResult(status=AgentStatus.exhausted)
+
+
+def test_the_reviewer_spends_from_the_runs_budget(tmp_path: Path) -> None:
+    """The reviewer's call gets what the budget has left after the writer's, and its cost counts.
+
+    Before, only the writer had a limit and only its cost was recorded: a $9 review under a $5
+    budget was accepted and the run reported $1 spent."""
+    cfg = RunConfig(task=str(ROWSCALE), writer="scripted", reviewer="scripted", stages=[Stage.iterate],
+                    cost_limit_usd=5.0, replan_after=10)
+    services = Services(writer=CheapWriter(), reviewer=SpendingReviewer(), tuner=TunerAgent(), verifier=FakeVerifier())
+    summary = Campaign.create(ROWSCALE, tmp_path / "run", cfg, services).run()
+    first = summary.rounds[0]
+    assert not first.accepted and any("over_budget" in r and "$4.00 limit" in r for r in first.reasons), first.reasons
+    assert summary.status is RunStatus.budget and "cost budget used: $10.00 of $5.00" in summary.reason
+
+
 def test_wall_time_budget(tmp_path: Path) -> None:
     lines = [{"claim": f"{i}", "files": {"FAKE_VERDICT.json": fake(1.0 + i)}} for i in range(1, 5)]
     campaign = make_campaign(tmp_path, lines, budget_s=0.001)

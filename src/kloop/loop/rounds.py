@@ -102,6 +102,7 @@ class Attempt:
     verify: VerifyResult | None = None
     verdict: Verdict | None = None
     reviewer_problem: str | None = None
+    review_cost_usd: float | None = None
     config: dict[str, Any] | None = None
     declares_tunables: bool = False
 
@@ -217,9 +218,10 @@ class RoundRunner:
             (art / "writer_refusals.json").write_text(json.dumps(refused, indent=1), encoding="utf-8")
         return attempt
 
-    def _cost_left(self) -> float | None:
+    def _cost_left(self, spent_this_round: float | None = None) -> float | None:
+        """What the run's cost budget has left, less what this round's agents already spent."""
         limit = self.config.cost_limit_usd
-        return None if limit is None else max(0.0, limit - self.lineage.spent_usd())
+        return None if limit is None else max(0.0, limit - self.lineage.spent_usd() - (spent_this_round or 0.0))
 
     def _verifiable(self, attempt: Attempt) -> bool:
         return (attempt.result.status is AgentStatus.completed and bool(attempt.changed)
@@ -288,9 +290,11 @@ class RoundRunner:
         request = AgentRequest(role=Role.reviewer, prompt=reviewer_prompt(evidence, inp.full_review),
                                workspace=self.workspace.root, read_only=True, round=number,
                                time_limit_s=self.config.agent_time_limit_s, artifacts_dir=art,
-                               full_review=inp.full_review, evidence=evidence)
+                               full_review=inp.full_review, evidence=evidence,
+                               cost_limit_usd=self._cost_left(attempt.result.cost_usd))
         before = self.workspace.fingerprint()
         result = call_agent(self.reviewer, request)
+        attempt.review_cost_usd = result.cost_usd  # the reviewer spends from the run's budget too
         if self.workspace.fingerprint() != before or self.workspace.changed_paths():
             attempt.reviewer_problem = "the reviewer changed the workspace (it is read-only); reverted"
             self.workspace.reset_to(attempt.commit or "HEAD", self.paths.git_pristine)
@@ -328,6 +332,13 @@ class RoundRunner:
             review_decision=verdict.decision.value if verdict else None,
             review_progress=verdict.progress.value if verdict else None,
             findings=[f.model_dump(mode="json") for f in verdict.findings] if verdict else [],
-            accepted=decision.accepted, reasons=decision.reasons, cost_usd=attempt.result.cost_usd,
+            accepted=decision.accepted, reasons=decision.reasons, cost_usd=_total(attempt.result.cost_usd,
+                                                                                 attempt.review_cost_usd),
             started_at=started, finished_at=self.clock.now(),
         )
+
+
+def _total(*costs: float | None) -> float | None:
+    """The round's agent spending (writer and reviewer); None when neither reported a cost."""
+    known = [c for c in costs if c is not None]
+    return sum(known) if known else None
