@@ -86,6 +86,29 @@ def test_the_reviewer_spends_from_the_runs_budget(tmp_path: Path) -> None:
     assert summary.status is RunStatus.budget and "cost budget used: $10.00 of $5.00" in summary.reason
 
 
+class PriceyResearcher:
+    """Writes a plan; its model call cost $6."""
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        plan = request.workspace / "notes" / "plan.md"
+        plan.write_text(plan.read_text() + "\n4. Vectorize the row loop.\n")
+        return AgentResult(status=AgentStatus.completed, final_message="planned", cost_usd=6.0)
+
+
+def test_the_researcher_spends_from_the_runs_budget(tmp_path: Path) -> None:
+    """The planning call's cost counts: a $6 plan under a $5 budget leaves nothing for rounds.
+
+    Before, the researcher's spending was written only to researcher.json and the rounds began with
+    the whole $5 still "left"."""
+    cfg = RunConfig(task=str(ROWSCALE), writer="scripted", reviewer="rules", stages=[Stage.research, Stage.iterate],
+                    cost_limit_usd=5.0, replan_after=10)
+    services = Services(writer=CheapWriter(), reviewer=get_agent("rules"), tuner=TunerAgent(), verifier=FakeVerifier(),
+                        researcher=PriceyResearcher())
+    summary = Campaign.create(ROWSCALE, tmp_path / "run", cfg, services).run()
+    assert summary.rounds == [] and summary.status is RunStatus.budget, summary
+    assert "cost budget used: $6.00 of $5.00" in summary.reason
+
+
 def test_wall_time_budget(tmp_path: Path) -> None:
     lines = [{"claim": f"{i}", "files": {"FAKE_VERDICT.json": fake(1.0 + i)}} for i in range(1, 5)]
     campaign = make_campaign(tmp_path, lines, budget_s=0.001)

@@ -158,8 +158,9 @@ class Lineage:
         return [self._record(r) for r in self.db.execute("SELECT * FROM candidates ORDER BY round")]
 
     def spent_usd(self) -> float:
-        """Agent cost so far, summed from the rounds themselves (nothing to lose in a crash)."""
-        return sum(record.cost_usd or 0.0 for record in self.all())
+        """Agent cost so far, summed from the rounds themselves (nothing to lose in a crash), plus the
+        research stage's planning call (meta `research_cost_usd`)."""
+        return sum(record.cost_usd or 0.0 for record in self.all()) + float(self.meta("research_cost_usd") or 0.0)
 
     def rounds(self) -> list[CandidateRecord]:
         """Writer rounds only (the baseline row excluded)."""
