@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from kloop.agents import kloop_tools
+from kloop.agents import kloop_tools, verdict_mcp
 from kloop.agents.base import Role, Verdict
 from kloop.errors import KloopError
 
@@ -34,9 +34,7 @@ WRITE_ROOTS: dict[Role, tuple[str, ...]] = {
     Role.reviewer: (),
 }
 """Where each role may write, relative to the workspace (rules as data)."""
-VERDICT_TOOL = "submit_verdict"
-VERDICT_DESCRIPTION = ("Hand in your verdict on the candidate. This call is the only way a verdict reaches kloop: "
-                       "what you write as text is never read as one. Call it once, when you have decided.")
+VERDICT_TOOL, VERDICT_DESCRIPTION = verdict_mcp.TOOL, verdict_mcp.DESCRIPTION  # one verdict tool, two transports
 
 
 class ListArgs(BaseModel):
