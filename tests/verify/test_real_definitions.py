@@ -21,8 +21,8 @@ GDN = "gdn_decode_qk4_v8_d128_k_last"
 S = VerifyStatus
 
 
-def _verify(task: Path, solution: Path, tmp_path: Path) -> VerifyResult:
-    options = VerifyOptions(device="cpu", timing=False, speedup=False, timeout_s=120, build_timeout_s=300,
+def _verify(task: Path, solution: Path, tmp_path: Path, seed: int | None = None) -> VerifyResult:
+    options = VerifyOptions(device="cpu", timing=False, speedup=False, timeout_s=120, build_timeout_s=300, seed=seed,
                             log_dir=tmp_path / "logs", cache_dir=tmp_path / "cache", prestart=True)  # fmt: skip
     return verify(load_task(task), solution, options)
 
@@ -80,9 +80,16 @@ def test_bf16_fused_add_rmsnorm_eps_outside_the_root_is_rejected(tmp_path: Path)
 
 
 def test_layernorm_variance_without_the_mean_is_rejected(tmp_path: Path) -> None:
-    """Only the shifted-mean regime tells E[x^2] from the variance when inputs are centred."""
+    """Only the shifted-mean regime tells E[x^2] from the variance when inputs are centred.
+
+    On centred inputs the missing mean^2 is tiny, but not zero: about one fresh draw in twenty puts
+    one element of the task's own workload just past the tolerance, and the kernel is rightly
+    rejected there before the regimes run (CI, stop 31). The wrong kernel's draw is therefore
+    fixed to one where the ordinary workloads pass, so the test shows what it claims: that the
+    shifted regime, and nothing else, catches it. The honest kernel still gets a fresh seed.
+    """
     task = TASKS / "layernorm_h768"
-    wrong = _verify(task, SOLUTIONS / "layernorm" / "variance_without_mean", tmp_path / "wrong")
+    wrong = _verify(task, SOLUTIONS / "layernorm" / "variance_without_mean", tmp_path / "wrong", seed=20261206)
     assert wrong.status is S.INCORRECT_NUMERICAL, wrong.reasons
     assert any("shifted inputs" in r for r in wrong.reasons), wrong.reasons
     honest = _verify(task, SOLUTIONS / "layernorm" / "honest", tmp_path / "honest")
