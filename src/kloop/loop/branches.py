@@ -117,6 +117,12 @@ class BranchLineage(Lineage):
                               (self.branch,)).fetchone()
         return float(row[0] or 0.0)
 
+    def spent_tokens(self) -> int:
+        """This branch's agent tokens (its rounds' writers and reviews): what its token share is held to."""
+        row = self.db.execute("SELECT SUM(tokens) FROM candidates WHERE round > 0 AND branch = ?",
+                              (self.branch,)).fetchone()
+        return int(row[0] or 0)
+
     def best(self) -> CandidateRecord | None:
         """The global best (any branch): `Lineage.best`'s rule, highest speedup then earliest round."""
         rows = self._select("accepted = 1", (), "ORDER BY COALESCE(speedup_geomean, 0.0) DESC, round ASC LIMIT 1")

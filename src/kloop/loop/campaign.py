@@ -167,6 +167,9 @@ class Campaign:
         cost = self.lineage.spent_usd()
         if self.config.cost_limit_usd is not None and cost >= self.config.cost_limit_usd:
             raise BudgetExhausted(f"cost budget used: ${cost:.2f} of ${self.config.cost_limit_usd:.2f}")
+        tokens = self.lineage.spent_tokens()
+        if self.config.token_limit is not None and tokens >= self.config.token_limit:
+            raise BudgetExhausted(f"token budget used: {tokens} of {self.config.token_limit} tokens")
 
     def _recover(self) -> None:
         """Finish or undo the round a crash interrupted (its lineage row decides which)."""

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def _new_config(task: str | None, writer: str | None, reviewer: str | None, stages: str, rounds: int | None,
                 budget: str | None, target_speedup: float | None, device: str, gate: str | None,
                 stall_after: int = 3, team: int = 1) -> RunConfig:  # fmt: skip
-    from kloop.loop.config import RunConfig, parse_budget, parse_stages
+    from kloop.loop.config import Budgets, RunConfig, parse_budgets, parse_stages
 
     for flag, value in (("TASK", task), ("--writer", writer), ("--reviewer", reviewer)):
         if not value:
@@ -27,12 +27,13 @@ def _new_config(task: str | None, writer: str | None, reviewer: str | None, stag
     from kloop.device.detect import check_request
 
     check_request(device)
-    seconds, cost = parse_budget(budget) if budget else (None, None)
+    limits = parse_budgets(budget) if budget else Budgets(None, None, None)
     from kloop.agents import get_agent
     from kloop.verify.result import options_from_env
 
     config = RunConfig(task=str(task), writer=str(writer), reviewer=str(reviewer), stages=parse_stages(stages),
-                       rounds=rounds, budget_s=seconds, cost_limit_usd=cost, target_speedup=target_speedup,
+                       rounds=rounds, budget_s=limits.seconds, cost_limit_usd=limits.cost,
+                       token_limit=limits.tokens, target_speedup=target_speedup,
                        device=device, gate_plan=gate == "plan", stall_after=stall_after, verify=options_from_env(),
                        team=team)
     from kloop.loop.branches import branch_names
@@ -58,7 +59,8 @@ def run_command(
     reviewer: Annotated[str | None, typer.Option("--reviewer", help="Reviewer agent: rules, claude, ...")] = None,
     stages: Annotated[str, typer.Option("--stages", help="Comma-separated stages.")] = "research,iterate,tune",
     rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Most writer rounds.")] = 20,
-    budget: Annotated[str | None, typer.Option("--budget", help="Wall time (30m, 1h30m, 90s) and/or cost ($5).")] = None,
+    budget: Annotated[str | None, typer.Option("--budget", help="Wall time (30m, 1h30m, 90s), cost ($5) and/or "
+                                                         "tokens (200k tokens), comma-separated.")] = None,
     target_speedup: Annotated[float | None, typer.Option("--target-speedup", help="Stop at this speedup.")] = None,
     device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda, rocm or gpu.")] = "auto",
     gate: Annotated[str | None, typer.Option("--gate", help="`plan`: pause after research for `kloop approve`.")] = None,

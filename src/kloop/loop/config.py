@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -31,6 +31,8 @@ class RunConfig(BaseModel):
     rounds: int | None = Field(default=20, ge=1, description="Most rounds (writer calls) over the whole run.")
     budget_s: float | None = Field(default=None, gt=0, description="Wall-time budget, seconds.")
     cost_limit_usd: float | None = Field(default=None, ge=0, description="Cost budget over all agent calls.")
+    token_limit: int | None = Field(default=None, ge=0, description="Token budget over all agent calls (as the "
+                                    "calls' gateways counted them).")
     target_speedup: float | None = Field(default=None, gt=0, description="Stop once the best reaches this.")
     device: str = Field(default="auto", description="auto, cpu, cuda, rocm or gpu (kloop.device.detect.REQUESTS).")
     gate_plan: bool = Field(default=False, description="Pause after research until `kloop approve`.")
@@ -70,12 +72,24 @@ def parse_stages(text: str) -> list[Stage]:
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(h|m|s)")
+_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*([kKmM]?)\s*(?:tokens?|tok)")
 
 
-def parse_budget(text: str) -> tuple[float | None, float | None]:
-    """`30m`, `1h30m`, `90s`, `120` (seconds), `$5` (cost), or both: `30m,$5` -> (seconds, usd)."""
+class Budgets(NamedTuple):
+    """What `--budget` limits: wall time (s), dollars, tokens; None where it says nothing."""
+
+    seconds: float | None
+    cost: float | None
+    tokens: int | None
+
+
+def parse_budgets(text: str) -> Budgets:
+    """`30m`, `1h30m`, `90s`, `120` (seconds), `$5` (cost), `200k tokens` (tokens, also `2Mtok`), or a
+    comma-separated mix: `30m,$5,200k tokens`. The token part names its unit, so `m` means minutes
+    only in a duration and millions only before `tokens`."""
     seconds: float | None = None
     cost: float | None = None
+    tokens: int | None = None
     for part in (p.strip() for p in text.split(",") if p.strip()):
         if part.startswith("$"):
             try:
@@ -83,16 +97,32 @@ def parse_budget(text: str) -> tuple[float | None, float | None]:
             except ValueError:
                 raise BadInput("--budget", f"cost {part!r} is not a number of dollars") from None
             continue
+        if re.search(r"tok(ens?)?$", part):
+            found = _TOKENS.fullmatch(part)
+            if found is None:
+                raise BadInput("--budget", f"{part!r} is not a token count like 200000 tokens, 200k tokens or 2M tokens")
+            scale = {"": 1, "k": 1_000, "m": 1_000_000}[found.group(2).lower()]
+            tokens = int(float(found.group(1)) * scale)
+            continue
         if re.fullmatch(r"\d+(\.\d+)?", part):
             seconds = float(part)
             continue
         if not re.fullmatch(r"(\d+(?:\.\d+)?\s*[hms]\s*)+", part):
-            raise BadInput("--budget", f"{part!r} is not a duration like 30m, 1h30m, 90s or a cost like $5")
+            raise BadInput("--budget", f"{part!r} is not a duration like 30m, 1h30m, 90s, a cost like $5 "
+                           "or a token count like 200k tokens")
         unit = {"h": 3600.0, "m": 60.0, "s": 1.0}
         seconds = sum(float(n) * unit[u] for n, u in _DURATION.findall(part))
     if seconds is not None and seconds <= 0:
         raise BadInput("--budget", "the duration must be positive")
-    return seconds, cost
+    if tokens is not None and tokens <= 0:
+        raise BadInput("--budget", "the token count must be positive")
+    return Budgets(seconds, cost, tokens)
+
+
+def parse_budget(text: str) -> tuple[float | None, float | None]:
+    """(seconds, usd) of `--budget`: `parse_budgets` without the token part."""
+    budgets = parse_budgets(text)
+    return budgets.seconds, budgets.cost
 
 
 def save_config(config: RunConfig, path: Path) -> None:

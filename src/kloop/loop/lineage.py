@@ -57,6 +57,11 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         ALTER TABLE candidates ADD COLUMN branch TEXT;
         CREATE TABLE round_claims (round INTEGER PRIMARY KEY, branch TEXT NOT NULL);
     """),
+    ("agent spending: the round's tokens, and the reviewer's share of its tokens and cost", """
+        ALTER TABLE candidates ADD COLUMN tokens INTEGER;
+        ALTER TABLE candidates ADD COLUMN review_tokens INTEGER;
+        ALTER TABLE candidates ADD COLUMN review_cost_usd REAL;
+    """),
 ]
 
 _JSON_FIELDS = ("config", "changed_paths", "verify_summary", "workload_speedups", "findings", "reasons")
@@ -88,7 +93,10 @@ class CandidateRecord(BaseModel):
     findings: list[dict[str, str]] = Field(default_factory=list, description="Reviewer findings.")
     accepted: bool = Field(description="Did the gate accept the candidate?")
     reasons: list[str] = Field(default_factory=list, description="One per failed gate condition.")
-    cost_usd: float | None = Field(default=None, description="Agent cost of the round, when known.")
+    cost_usd: float | None = Field(default=None, description="Agent cost of the round (writer and reviewer), when known.")
+    tokens: int | None = Field(default=None, description="Agent tokens of the round (writer and reviewer), when known.")
+    review_tokens: int | None = Field(default=None, description="Of `tokens`, the reviewer's.")
+    review_cost_usd: float | None = Field(default=None, description="Of `cost_usd`, the reviewer's.")
     started_at: float | None = Field(default=None, description="Unix time the round began.")
     finished_at: float | None = Field(default=None, description="Unix time the row was written.")
     branch: str | None = Field(default=None, description="Team branch (b1, b2, ...); None in a single run.")
@@ -161,6 +169,12 @@ class Lineage:
         """Agent cost so far, summed from the rounds themselves (nothing to lose in a crash), plus the
         research stage's planning call (meta `research_cost_usd`)."""
         return sum(record.cost_usd or 0.0 for record in self.all()) + float(self.meta("research_cost_usd") or 0.0)
+
+    def spent_tokens(self) -> int:
+        """Agent tokens so far, as the calls' gateways counted them: the rounds' rows plus the research
+        stage's planning call (meta `research_tokens`). From the lineage, so `--resume` keeps the count."""
+        row = self.db.execute("SELECT SUM(tokens) FROM candidates").fetchone()
+        return int(row[0] or 0) + int(self.meta("research_tokens") or 0)
 
     def rounds(self) -> list[CandidateRecord]:
         """Writer rounds only (the baseline row excluded)."""

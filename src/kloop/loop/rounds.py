@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kloop.agents.base import (
     Agent,
@@ -37,6 +37,7 @@ from kloop.task.tunables import first_values, instantiate_dir, read_space
 from kloop.verify.result import VerifyResult
 
 KLOOP_CHANGED = "kloop's own package files changed"
+N = TypeVar("N", int, float)
 
 
 def _kloop_changed(digest: Callable[[], str] | None, before: str | None, during: str) -> list[str]:
@@ -103,6 +104,7 @@ class Attempt:
     verdict: Verdict | None = None
     reviewer_problem: str | None = None
     review_cost_usd: float | None = None
+    review_tokens: int | None = None
     config: dict[str, Any] | None = None
     declares_tunables: bool = False
 
@@ -200,7 +202,8 @@ class RoundRunner:
         plan_hash = self.lineage.meta("plan_sha256")
         request = AgentRequest(role=Role.writer, prompt=prompt, workspace=self.workspace.root, round=number,
                                turn=inp.turn, time_limit_s=self.config.agent_time_limit_s,
-                               cost_limit_usd=self._cost_left(), artifacts_dir=art, history=inp.history)
+                               cost_limit_usd=self._cost_left(), token_limit=self._tokens_left(),
+                               artifacts_dir=art, history=inp.history)
         result = call_agent(inp.agent, request)
         if result.status is AgentStatus.exhausted:
             return None
@@ -222,6 +225,11 @@ class RoundRunner:
         """What the run's cost budget has left, less what this round's agents already spent."""
         limit = self.config.cost_limit_usd
         return None if limit is None else max(0.0, limit - self.lineage.spent_usd() - (spent_this_round or 0.0))
+
+    def _tokens_left(self, spent_this_round: int | None = None) -> int | None:
+        """What the run's token budget has left, less what this round's agents already spent."""
+        limit = self.config.token_limit
+        return None if limit is None else max(0, limit - self.lineage.spent_tokens() - (spent_this_round or 0))
 
     def _verifiable(self, attempt: Attempt) -> bool:
         return (attempt.result.status is AgentStatus.completed and bool(attempt.changed)
@@ -291,10 +299,12 @@ class RoundRunner:
                                workspace=self.workspace.root, read_only=True, round=number,
                                time_limit_s=self.config.agent_time_limit_s, artifacts_dir=art,
                                full_review=inp.full_review, evidence=evidence,
-                               cost_limit_usd=self._cost_left(attempt.result.cost_usd))
+                               cost_limit_usd=self._cost_left(attempt.result.cost_usd),
+                               token_limit=self._tokens_left(attempt.result.tokens))
         before = self.workspace.fingerprint()
         result = call_agent(self.reviewer, request)
-        attempt.review_cost_usd = result.cost_usd  # the reviewer spends from the run's budget too
+        attempt.review_cost_usd = result.cost_usd  # the reviewer spends from the run's budgets too
+        attempt.review_tokens = result.tokens
         if self.workspace.fingerprint() != before or self.workspace.changed_paths():
             attempt.reviewer_problem = "the reviewer changed the workspace (it is read-only); reverted"
             self.workspace.reset_to(attempt.commit or "HEAD", self.paths.git_pristine)
@@ -332,13 +342,14 @@ class RoundRunner:
             review_decision=verdict.decision.value if verdict else None,
             review_progress=verdict.progress.value if verdict else None,
             findings=[f.model_dump(mode="json") for f in verdict.findings] if verdict else [],
-            accepted=decision.accepted, reasons=decision.reasons, cost_usd=_total(attempt.result.cost_usd,
-                                                                                 attempt.review_cost_usd),
+            accepted=decision.accepted, reasons=decision.reasons,
+            cost_usd=_total(attempt.result.cost_usd, attempt.review_cost_usd), review_cost_usd=attempt.review_cost_usd,
+            tokens=_total(attempt.result.tokens, attempt.review_tokens), review_tokens=attempt.review_tokens,
             started_at=started, finished_at=self.clock.now(),
         )
 
 
-def _total(*costs: float | None) -> float | None:
-    """The round's agent spending (writer and reviewer); None when neither reported a cost."""
+def _total(*costs: N | None) -> N | None:
+    """The round's agent spending (writer and reviewer), dollars or tokens; None when neither reported one."""
     known = [c for c in costs if c is not None]
     return sum(known) if known else None

@@ -154,11 +154,17 @@ def call_agent(agent: Agent, request: AgentRequest) -> AgentResult:
     result = box["result"]
     if not isinstance(result, AgentResult):
         return AgentResult(status=AgentStatus.crashed, final_message=f"returned {type(result).__name__}")
-    limit = request.cost_limit_usd
-    over = limit is not None and result.cost_usd is not None and result.cost_usd > limit
-    if over and result.status is not AgentStatus.over_budget:  # an agent's own budget reason is kept
+    if result.status is AgentStatus.over_budget:  # an agent's (or its gateway's) own budget reason is kept
+        return result
+    limit, tokens = request.cost_limit_usd, request.token_limit
+    if limit is not None and result.cost_usd is not None and result.cost_usd > limit:
         return result.model_copy(update={
             "status": AgentStatus.over_budget,
             "final_message": f"cost ${result.cost_usd:.2f} over the ${limit:.2f} limit",
+        })
+    if tokens is not None and result.tokens is not None and result.tokens > tokens:  # its last answer crossed it
+        return result.model_copy(update={
+            "status": AgentStatus.over_budget,
+            "final_message": f"{result.tokens} tokens over the {tokens} token limit",
         })
     return result

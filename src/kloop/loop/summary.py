@@ -45,8 +45,56 @@ class SummaryBranch(BaseModel):
     rebases: list[dict[str, Any]] = Field(description="Each time it stalled and rebased onto the global best.")
 
 
+class Spent(BaseModel):
+    """Dollars and tokens some agent calls spent, as their gateways (or the agents) counted them."""
+
+    usd: float = Field(default=0.0, description="Dollars (calls that reported none count 0).")
+    tokens: int = Field(default=0, description="Tokens (calls that reported none count 0).")
+
+
+class Spending(Spent):
+    """What the run's agents spent: the total, and the writer's, reviewer's and researcher's parts.
+
+    The totals are what the run's cost and token budgets are held to (`Lineage.spent_usd`,
+    `spent_tokens`): the same lineage rows and research meta, summed once here."""
+
+    writer: Spent = Field(default_factory=Spent, description="The writer calls of every round.")
+    reviewer: Spent = Field(default_factory=Spent, description="The reviewer calls of every round.")
+    research: Spent = Field(default_factory=Spent, description="The research stage's planning call.")
+    branches: dict[str, Spending] | None = Field(default=None, description="Team runs only: each branch's "
+                                                 "rounds (writer and reviewer; research is the run's).")
+
+
+_SPENT_SQL = ("SELECT branch, SUM(COALESCE(cost_usd, 0) - COALESCE(review_cost_usd, 0)), "
+              "SUM(COALESCE(tokens, 0) - COALESCE(review_tokens, 0)), SUM(COALESCE(review_cost_usd, 0)), "
+              "SUM(COALESCE(review_tokens, 0)) FROM candidates WHERE round > 0 GROUP BY branch")
+
+
+def _parts(writer: Spent, reviewer: Spent, research: Spent | None = None) -> Spending:
+    research = research or Spent()
+    return Spending(usd=round(writer.usd + reviewer.usd + research.usd, 6),
+                    tokens=writer.tokens + reviewer.tokens + research.tokens,
+                    writer=writer, reviewer=reviewer, research=research)
+
+
+def spending(lineage: Lineage, team: list[str] | None = None) -> Spending:
+    """The run's spending from its lineage (one grouped query: cheap for `kloop status`)."""
+    per: dict[str | None, tuple[Spent, Spent]] = {}
+    for branch, w_usd, w_tok, r_usd, r_tok in lineage.db.execute(_SPENT_SQL):
+        per[branch] = (Spent(usd=round(w_usd or 0.0, 6), tokens=int(w_tok or 0)),
+                       Spent(usd=round(r_usd or 0.0, 6), tokens=int(r_tok or 0)))
+    writer = Spent(usd=round(sum(w.usd for w, _ in per.values()), 6), tokens=sum(w.tokens for w, _ in per.values()))
+    reviewer = Spent(usd=round(sum(r.usd for _, r in per.values()), 6), tokens=sum(r.tokens for _, r in per.values()))
+    research = Spent(usd=round(float(lineage.meta("research_cost_usd") or 0.0), 6),
+                     tokens=int(lineage.meta("research_tokens") or 0))
+    total = _parts(writer, reviewer, research)
+    if team:
+        total.branches = {name: _parts(*per.get(name, (Spent(), Spent()))) for name in team}
+    return total
+
+
 class Summary(BaseModel):
-    """The contract of summary.json, plus `reason`: why the run stopped."""
+    """The contract of summary.json, plus `reason`: why the run stopped, and `spent`: what its agents spent."""
 
     task: str = Field(description="Task (definition) name.")
     status: RunStatus = Field(description="How the run stopped.")
@@ -55,6 +103,8 @@ class Summary(BaseModel):
     best: SummaryBest = Field(description="The best accepted candidate.")
     rounds: list[SummaryRound] = Field(description="Every writer round, accepted or not.")
     branches: list[SummaryBranch] | None = Field(default=None, description="Team runs only: every branch.")
+    spent: Spending = Field(default_factory=Spending, description="Dollars and tokens the run's agents spent "
+                            "(an addition to the contract's keys).")
 
 
 def _row(record: CandidateRecord) -> SummaryRound:
@@ -98,13 +148,16 @@ def build_summary(lineage: Lineage, task: str, status: RunStatus, reason: str) -
     team = team_of(lineage)
     branches = [SummaryBranch.model_validate(branch_report(lineage, name)) for name in team] if team else None
     return Summary(task=task, status=status, outcome=outcome_for(status, best), reason=reason,
-                   best=chosen, rounds=[_row(r) for r in lineage.rounds()], branches=branches)
+                   best=chosen, rounds=[_row(r) for r in lineage.rounds()], branches=branches,
+                   spent=spending(lineage, team))
 
 
 def write_summary(summary: Summary, path: Path) -> None:
-    """The contract's shape; a team run adds `branches` and each round's `branch`, a single run does not."""
+    """The contract's shape plus `spent`; a team run adds `branches`, each round's `branch` and `spent`'s
+    branches, a single run does not."""
     if summary.branches is None:
-        text = summary.model_dump_json(indent=2, exclude={"branches": True, "rounds": {"__all__": {"branch"}}})
+        text = summary.model_dump_json(indent=2, exclude={"branches": True, "rounds": {"__all__": {"branch"}},
+                                                          "spent": {"branches"}})
     else:
         text = summary.model_dump_json(indent=2)
     atomic_write(path, text + "\n")

@@ -13,7 +13,7 @@ GIL is not what a branch waits on. What the branches share is what makes them on
 - one verification pool (a slot verifies one job at a time, and a job carries the candidate
   with its baseline and incumbent, so both are timed on the same slot).
 
-Each branch has its own budgets (an even share of the run's rounds and cost) and its own
+Each branch has its own budgets (an even share of the run's rounds, cost and tokens) and its own
 stall rule; a stalled branch rebases onto the global best, or ends when it already stands on
 it. The run keeps its totals. Research and tune run once, before and after the branches, as in
 a single run; `--team 1` is a plain `Campaign`.
@@ -109,10 +109,12 @@ def share(total: float | None, parts: int, whole: bool) -> float | None:
 
 
 def branch_config(config: RunConfig) -> RunConfig:
-    """A branch's own budgets: its share of the run's rounds and cost; the wall time is the run's."""
+    """A branch's own budgets: its share of the run's rounds, cost and tokens; the wall time is the run's."""
     rounds = share(config.rounds, config.team, whole=True)
+    tokens = share(config.token_limit, config.team, whole=True)
     return config.model_copy(update={"rounds": int(rounds) if rounds is not None else None,
-                                     "cost_limit_usd": share(config.cost_limit_usd, config.team, whole=False)})
+                                     "cost_limit_usd": share(config.cost_limit_usd, config.team, whole=False),
+                                     "token_limit": int(tokens) if tokens is not None else None})
 
 
 @dataclass
@@ -200,7 +202,7 @@ class Branch:
 
     # -- what a stage host offers --------------------------------------------------------------
     def check_budgets(self) -> None:
-        """The team's stops and totals first, then this branch's own rounds and cost."""
+        """The team's stops and totals first, then this branch's own rounds, cost and tokens."""
         self.team.check_team()
         config = self.ctx.config
         done = len(self.lineage.rounds())
@@ -209,6 +211,9 @@ class Branch:
         spent = self.lineage.spent_usd()
         if config.cost_limit_usd is not None and spent >= config.cost_limit_usd:
             raise BudgetExhausted(f"{self.name}: its cost budget is used: ${spent:.2f} of ${config.cost_limit_usd:.2f}")
+        tokens = self.lineage.spent_tokens()
+        if config.token_limit is not None and tokens >= config.token_limit:
+            raise BudgetExhausted(f"{self.name}: its token budget is used: {tokens} of {config.token_limit} tokens")
 
     def after_round(self, record: CandidateRecord) -> None:
         """The run's bookkeeping (summary, target, profiling a new global best), under the team's lock."""

@@ -84,13 +84,16 @@ def agent_plan(ctx: RunContext, agent: Agent, art: Path, template: str, check: V
     prompt = researcher_prompt(ctx.task.name, ctx.task.description, baseline, template, digest, hits)
     (art / "researcher-prompt.md").write_text(prompt, encoding="utf-8")
     before = ctx.workspace.fingerprint()
-    limit = ctx.config.cost_limit_usd
+    limit, tokens = ctx.config.cost_limit_usd, ctx.config.token_limit
     request = AgentRequest(role=Role.researcher, prompt=prompt, workspace=ctx.workspace.root, round=0,
                            time_limit_s=ctx.config.agent_time_limit_s, artifacts_dir=art,
-                           cost_limit_usd=None if limit is None else max(0.0, limit - ctx.lineage.spent_usd()))
+                           cost_limit_usd=None if limit is None else max(0.0, limit - ctx.lineage.spent_usd()),
+                           token_limit=None if tokens is None else max(0, tokens - ctx.lineage.spent_tokens()))
     result = call_agent(agent, request)
-    if result.cost_usd:  # the plan is paid from the run's budget like every round
+    if result.cost_usd:  # the plan is paid from the run's budgets like every round
         ctx.lineage.set_meta("research_cost_usd", float(ctx.lineage.meta("research_cost_usd") or 0.0) + result.cost_usd)
+    if result.tokens:
+        ctx.lineage.set_meta("research_tokens", int(ctx.lineage.meta("research_tokens") or 0) + result.tokens)
     plan_path = ctx.workspace.notes / "plan.md"
     problems = ctx.workspace.violations(before)
     problems += [f"changed {p} (the researcher writes notes/ only)" for p in ctx.workspace.changed_paths()
