@@ -189,25 +189,29 @@ def main() -> None:
         compare(args)
         return
     _instrument()
-    args.task, args.solution = args.task[0], args.solution[0]
     logs = Path(tempfile.mkdtemp(prefix="kloop-bench-"))
-    print(f"task {args.task.name}, solution {args.solution.name}, timing {'on' if args.timing else 'off'}, "
-          f"gap {args.gap:g} s")
+    for task, solution in zip(args.task, args.solution, strict=True):
+        single(task, solution, args, logs)
+
+
+def single(task: Path, solution: Path, args: argparse.Namespace, logs: Path) -> None:
+    """One --task/--solution pair measured in this process, fresh then prestarted: one table."""
+    print(f"task {task.name}, solution {solution.name}, timing {'on' if args.timing else 'off'}, gap {args.gap:g} s")
     print("| mode | " + " | ".join(PHASES) + " |")
     print("|" + " --- |" * (len(PHASES) + 1))
     for prestart in (False, True):
         options = VerifyOptions(device="cpu", timing=args.timing, speedup=args.timing, heldout=2, log_dir=logs,
                                 prestart=prestart)  # fmt: skip
-        one(args.task, args.solution, options)  # warm the build cache (and the pool)
+        one(task, solution, options)  # warm the build cache (and the pool)
         rows = []
         for _ in range(args.repeats):
             time.sleep(args.gap)
-            rows.append(one(args.task, args.solution, options))
+            rows.append(one(task, solution, options))
         rows = [_other(r) for r in rows]
         med = {p: statistics.median(r[p] for r in rows) for p in PHASES}
         mode = "prestarted sandbox" if prestart else "fresh sandbox"
-        print(f"| {mode} | " + " | ".join(f"{med[p]:.0f}" for p in PHASES) + " |")
-    print("(milliseconds, median of", args.repeats, "verifications)")
+        print(f"| {mode} | " + " | ".join(f"{med[p]:.0f}" for p in PHASES) + " |", flush=True)
+    print("(milliseconds, median of", args.repeats, "verifications)", flush=True)
 
 
 if __name__ == "__main__":
