@@ -11,6 +11,8 @@ from kloop.errors import BadInput
 from kloop.loop.branches import BranchPaths, branch_report, team_of
 from kloop.loop.lineage import Lineage
 from kloop.loop.state import RunPaths, load_round
+from kloop.loop.summary import spending
+from kloop.report.data import spent_rows, spent_text
 
 
 def _open(run_dir: Path) -> tuple[RunPaths, Lineage]:
@@ -53,6 +55,7 @@ def status_report(run_dir: Path, as_json: bool) -> str:
                         "speedup_geomean": r.speedup_geomean, "reasons": r.reasons} for r in rounds],
         }
         team = team_of(lineage)
+        data["spent"] = spending(lineage, team).model_dump(exclude=None if team else {"branches"})
         if team:  # a team run: every branch, and which branch each round was on
             data["branches"] = [_branch_status(run_dir, lineage, name) for name in team]
             for row, record in zip(data["rounds"], rounds, strict=True):
@@ -66,6 +69,9 @@ def status_report(run_dir: Path, as_json: bool) -> str:
         lines.append(f"in flight: round {in_flight.round} ({in_flight.stage}), step {in_flight.step}")
     if best:
         lines.append(f"best: {best.candidate} (round {best.round}) at {best.speedup_geomean or 1.0:.2f}x")
+    spent = data["spent"]
+    lines.append(f"spent: {spent_text(spent)} (" + "; ".join(f"{label} {spent_text(part)}"
+                                                        for label, part in spent_rows(spent)) + ")")
     lines += [_branch_line(b) for b in data.get("branches", [])]
     for r in data["rounds"]:
         speed = f"{r['speedup_geomean']:.2f}x" if r["speedup_geomean"] else "-"

@@ -52,17 +52,22 @@ class Spent(BaseModel):
     tokens: int = Field(default=0, description="Tokens (calls that reported none count 0).")
 
 
-class Spending(Spent):
-    """What the run's agents spent: the total, and the writer's, reviewer's and researcher's parts.
-
-    The totals are what the run's cost and token budgets are held to (`Lineage.spent_usd`,
-    `spent_tokens`): the same lineage rows and research meta, summed once here."""
+class BranchSpending(Spent):
+    """What one team branch's rounds spent: the total and its writer's and reviewer's calls."""
 
     writer: Spent = Field(default_factory=Spent, description="The writer calls of every round.")
     reviewer: Spent = Field(default_factory=Spent, description="The reviewer calls of every round.")
+
+
+class Spending(BranchSpending):
+    """What the run's agents spent: the total, and the writer's, reviewer's and researcher's parts.
+
+    The totals are what the run's cost and token budgets are held to (`Lineage.spent_usd`,
+    `spent_tokens`): the same lineage rows and research meta, summed here in one query."""
+
     research: Spent = Field(default_factory=Spent, description="The research stage's planning call.")
-    branches: dict[str, Spending] | None = Field(default=None, description="Team runs only: each branch's "
-                                                 "rounds (writer and reviewer; research is the run's).")
+    branches: dict[str, BranchSpending] | None = Field(default=None, description="Team runs only: each "
+                                                       "branch's rounds (research is the run's).")
 
 
 _SPENT_SQL = ("SELECT branch, SUM(COALESCE(cost_usd, 0) - COALESCE(review_cost_usd, 0)), "
@@ -70,27 +75,29 @@ _SPENT_SQL = ("SELECT branch, SUM(COALESCE(cost_usd, 0) - COALESCE(review_cost_u
               "SUM(COALESCE(review_tokens, 0)) FROM candidates WHERE round > 0 GROUP BY branch")
 
 
-def _parts(writer: Spent, reviewer: Spent, research: Spent | None = None) -> Spending:
-    research = research or Spent()
-    return Spending(usd=round(writer.usd + reviewer.usd + research.usd, 6),
-                    tokens=writer.tokens + reviewer.tokens + research.tokens,
-                    writer=writer, reviewer=reviewer, research=research)
+def _sum(*parts: Spent) -> Spent:
+    return Spent(usd=round(sum(p.usd for p in parts), 6), tokens=sum(p.tokens for p in parts))
 
 
 def spending(lineage: Lineage, team: list[str] | None = None) -> Spending:
-    """The run's spending from its lineage (one grouped query: cheap for `kloop status`)."""
+    """The run's spending from its lineage: one grouped query and two meta keys (cheap for `kloop status`).
+    A row from before the reviewer's share was kept counts wholly as the writer's."""
     per: dict[str | None, tuple[Spent, Spent]] = {}
     for branch, w_usd, w_tok, r_usd, r_tok in lineage.db.execute(_SPENT_SQL):
         per[branch] = (Spent(usd=round(w_usd or 0.0, 6), tokens=int(w_tok or 0)),
                        Spent(usd=round(r_usd or 0.0, 6), tokens=int(r_tok or 0)))
-    writer = Spent(usd=round(sum(w.usd for w, _ in per.values()), 6), tokens=sum(w.tokens for w, _ in per.values()))
-    reviewer = Spent(usd=round(sum(r.usd for _, r in per.values()), 6), tokens=sum(r.tokens for _, r in per.values()))
+    writer, reviewer = _sum(*(w for w, _ in per.values())), _sum(*(r for _, r in per.values()))
     research = Spent(usd=round(float(lineage.meta("research_cost_usd") or 0.0), 6),
                      tokens=int(lineage.meta("research_tokens") or 0))
-    total = _parts(writer, reviewer, research)
+    total = _sum(writer, reviewer, research)
+    branches = None
     if team:
-        total.branches = {name: _parts(*per.get(name, (Spent(), Spent()))) for name in team}
-    return total
+        branches = {}
+        for name in team:
+            w, r = per.get(name, (Spent(), Spent()))
+            branches[name] = BranchSpending(**_sum(w, r).model_dump(), writer=w, reviewer=r)
+    return Spending(usd=total.usd, tokens=total.tokens, writer=writer, reviewer=reviewer, research=research,
+                    branches=branches)
 
 
 class Summary(BaseModel):

@@ -102,6 +102,20 @@ def load_run(run_dir: Path, summary: dict[str, Any] | None = None) -> RunData:
                    route=_json(run_dir / "routed" / "route.json"))
 
 
+def spent_text(part: dict[str, Any] | None) -> str:
+    """`$0.0016, 300 tokens`: a `spent` entry of summary.json (4 decimals: a scripted or local call
+    costs fractions of a cent)."""
+    part = part or {}
+    return f"${float(part.get('usd') or 0.0):.4f}, {int(part.get('tokens') or 0):,} tokens"
+
+
+def spent_rows(spent: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(label, part) rows of summary.json's `spent`: writer, reviewer, research, then each branch's."""
+    rows = [(name, spent.get(name) or {}) for name in ("writer", "reviewer", "research")]
+    rows += [(f"branch {name}", part) for name, part in sorted((spent.get("branches") or {}).items())]
+    return rows
+
+
 def shapes_of(data: RunData) -> dict[str, dict[str, int]]:
     """uuid -> var axes of the listed workloads, from any round's verify.json."""
     out: dict[str, dict[str, int]] = {}

@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from kloop.report.data import Round, RunData, load_run, workload_label
+from kloop.report.data import Round, RunData, load_run, spent_rows, spent_text, workload_label
 from kloop.report.series import regime_series, round_series, sol_fractions, time_series
 from kloop.verify.stats import INTERVAL_METHOD
 
@@ -60,6 +60,8 @@ def _cards(data: RunData) -> str:
              ("best", f"{best.get('candidate', '-')} · {_x(best.get('speedup_geomean'))}"),
              ("rounds", f"{sum(r.accepted for r in rounds)} accepted of {len(rounds)}"),
              ("elapsed", f"{float(data.meta.get('elapsed_s', 0.0)):.0f} s")]
+    if s.get("spent") is not None:
+        cards.append(("agents spent", spent_text(s["spent"]).replace(", ", " · ")))
     if data.meta.get("best_sol_fraction") is not None:
         cards.append(("speed of light", f"{data.meta['best_sol_fraction']:.0%}"))
     body = "".join(f'<div class="card"><span>{escape(k)}</span><b>{escape(str(v))}</b></div>' for k, v in cards)
@@ -105,6 +107,19 @@ def _branches(data: RunData) -> str:
     head = ("<tr><th>branch</th><th>status</th><th>head</th><th>own best</th><th>accepted</th>"
             "<th>rebased</th><th>why it ended</th></tr>")
     return f'<h2>Branches</h2><section><table id="branches">{head}{"".join(rows)}</table></section>'
+
+
+def _spent(data: RunData) -> str:
+    """What the agents spent (summary.json `spent`): the writer's, reviewer's and researcher's calls, and
+    each branch's rounds in a team run; the run's cost and token budgets are held to the total."""
+    spent = data.summary.get("spent")
+    if not spent:
+        return ""
+    rows = "".join(f"<tr><td>{escape(label)}</td><td>${float(part.get('usd') or 0.0):.4f}</td>"
+                   f"<td>{int(part.get('tokens') or 0):,}</td></tr>" for label, part in spent_rows(spent))
+    return (f'<h2>Agent spending</h2><section><table id="spent"><tr><th>calls</th><th>dollars</th><th>tokens</th></tr>'
+            f"{rows}<tr><th>total</th><th>${float(spent.get('usd') or 0.0):.4f}</th>"
+            f"<th>{int(spent.get('tokens') or 0):,}</th></tr></table></section>")
 
 
 def _rounds_table(data: RunData) -> str:
@@ -234,7 +249,7 @@ def render_html(data: RunData) -> str:
     return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
             f"content='width=device-width,initial-scale=1'><title>kloop: {escape(task)}</title>"
             f"<style>{STYLE}</style></head><body><main><h1>kloop run: {escape(task)}</h1>"
-            f"{_cards(data)}{_charts(data)}{_workloads(data)}{_route(data)}{_branches(data)}{_tree(data)}{_rounds_table(data)}"
+            f"{_cards(data)}{_charts(data)}{_workloads(data)}{_route(data)}{_branches(data)}{_spent(data)}{_tree(data)}{_rounds_table(data)}"
             f"{_evidence(data)}<p class='muted'><small>Speedups are geometric means over the task's workloads, "
             f"measured by kloop's verifier against the sealed baseline; a latency is the box's cost per call "
             f"(its CPU time on the CPU, the hand-off included), speedup = baseline latency / latency; every "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kloop.report.data import RunData, workload_label
+from kloop.report.data import RunData, spent_rows, spent_text, workload_label
 from kloop.verify.stats import INTERVAL_METHOD
 
 
@@ -45,6 +45,9 @@ def render_markdown(data: RunData) -> str:
              f"- best: **{best.get('candidate', '-')}** (round {best.get('round', '-')}) at "
              f"**{_x(best.get('speedup_geomean'))}**; {sum(r.accepted for r in rounds)} accepted of {len(rounds)} rounds",
              f"- reason: {_safe(s.get('reason', ''), 400)}"]
+    if s.get("spent"):
+        lines.append(f"- agents spent: {spent_text(s['spent'])} ("
+                     + "; ".join(f"{label} {spent_text(part)}" for label, part in spent_rows(s["spent"])) + ")")
     lines += _branches(s.get("branches") or [])
     team = any(r.row.get("branch") for r in rounds)
     lines += ["", "## Rounds", "",
