@@ -50,7 +50,9 @@ def test_gate_accepts_honest_and_rejects_every_bad_round(tmp_path: Path) -> None
     assert not (run / "workspace" / ".git" / "hooks" / "pre-commit").exists()
     assert not (run / "workspace" / "solution" / "task").exists()
     on_disk = json.loads((run / "summary.json").read_text())
-    assert set(on_disk) == {"task", "status", "outcome", "reason", "best", "rounds"}
+    # the contract's keys, plus `reason` and `spent` (the agents' dollars and tokens): additions, none changed
+    assert set(on_disk) == {"task", "status", "outcome", "reason", "best", "rounds", "spent"}
+    assert on_disk["spent"]["tokens"] == 0 and on_disk["spent"]["usd"] == 0.0  # replay and rules spend nothing
     assert set(on_disk["best"]) == {"candidate", "round", "speedup_geomean"}
     assert set(on_disk["rounds"][0]) == {"round", "stage", "candidate", "parent", "verify_status", "speedup_geomean",
                                          "review_decision", "accepted", "reasons"}
