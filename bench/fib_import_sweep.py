@@ -3,6 +3,7 @@
     .venv/bin/python bench/fib_import_sweep.py --repo /work/.mirror/flashinfer-ai+flashinfer/repo \
         --helpers /tmp/fi/flashinfer/trace/templates --out bench/results/fib_import_sweep \
         [--scale 0.5] [--aa-timeout 240] [--import-timeout 600] [--jobs 2] [--resume] [--only NAME...]
+        [--memory-mb 8192] [--min-free-gb 8]
 
 (`--helpers`: `git -C REPO archive HEAD flashinfer/trace/templates | tar -x -C /tmp/fi`.)
 
@@ -12,7 +13,10 @@ For each `tests/trace/fi_trace_out/*.json` at the repository's HEAD: `kloop task
 Writes `results.jsonl` (one line per definition, appended as each finishes, so a run that is stopped
 keeps what it did; `--resume` skips the names already there) and `summary.md` (counts + one reason
 each, rewritten after every row). `--jobs N` runs N definitions at once; an import or an A/A that
-outlives its timeout is killed and recorded as `timeout`.
+outlives its timeout is killed and recorded as `timeout`. An import whose reference check could not
+run within `--memory-mb` (its note begins with `fib_import.UNCHECKED`) gets no A/A: the verifier's
+sandbox has the same limit. `--min-free-gb` holds each import until the shared machine has that much
+memory available.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from kloop.task.fib_import import UNCHECKED
 
 KLOOP = [sys.executable, "-m", "kloop.cli"]
 FOLDER = "tests/trace/fi_trace_out"
@@ -68,6 +74,20 @@ def aa(task: Path, work: Path, timeout: float) -> dict:
     return row
 
 
+def _available_gb() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / (1 << 20)
+    return float("inf")
+
+
+def _wait_for_memory(min_free_gb: float) -> None:
+    """Start an import only while the machine has `min_free_gb` available (it is shared; the check may take --memory-mb)."""
+    while _available_gb() < min_free_gb:
+        print(f"waiting: {_available_gb():.1f} GB available, below --min-free-gb {min_free_gb:g}", flush=True)
+        time.sleep(30)
+
+
 def sweep_one(name: str, text: str, args: argparse.Namespace) -> dict:
     """Import one definition (killed after --import-timeout) and, if it imported, run its A/A."""
     work = args.out / "work"
@@ -76,7 +96,8 @@ def sweep_one(name: str, text: str, args: argparse.Namespace) -> dict:
     src.write_text(text)
     task = work / name / "task"
     size = ["--max-bytes", args.max_bytes] if args.max_bytes else ["--scale", args.scale]
-    cmd = [*KLOOP, "task", "import-fib", str(src), "-o", str(task), "--force", *size]
+    cmd = [*KLOOP, "task", "import-fib", str(src), "-o", str(task), "--force", *size, "--memory-mb", str(args.memory_mb)]
+    _wait_for_memory(args.min_free_gb)
     cmd += ["--helpers", str(args.helpers)] if args.helpers else []
     started = time.monotonic()
     try:
@@ -87,7 +108,11 @@ def sweep_one(name: str, text: str, args: argparse.Namespace) -> dict:
     row: dict = {"name": name, "import_rc": proc.returncode, "import_s": round(time.monotonic() - started, 1)}
     if proc.returncode == 0:
         row["notes"] = [ln[6:] for ln in proc.stdout.splitlines() if ln.startswith("note: ")]
-        row.update(aa(task, work / name, args.aa_timeout))
+        unchecked = [n for n in row["notes"] if n.startswith(UNCHECKED)]
+        if unchecked:  # the verifier's sandbox has the same limit: the A/A could not run the reference either
+            row.update({"aa": "not run", "aa_reason": unchecked[0][:400]})
+        else:
+            row.update(aa(task, work / name, args.aa_timeout))
     else:
         row["import_reason"] = reason(proc.stderr)[:600]
     return row
@@ -101,6 +126,8 @@ def main() -> int:
     parser.add_argument("--aa-timeout", type=float, default=240)
     parser.add_argument("--import-timeout", type=float, default=600)
     parser.add_argument("--max-bytes", default=None)
+    parser.add_argument("--memory-mb", type=int, default=8192, help="import-fib --memory-mb: the reference check's cap")
+    parser.add_argument("--min-free-gb", type=float, default=0, help="wait before each import until this much is available")
     parser.add_argument("--helpers", type=Path, help="flashinfer/trace/templates of the same commit (helpers to inline)")
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--jobs", type=int, default=1)

@@ -25,14 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from kloop.errors import BadInput
-from kloop.task import fib_hints, fib_oracle, fib_reference
-from kloop.task.fib_sizes import ImportProblems, UnwrittenOutputs
+from kloop.task import fib_check, fib_hints, fib_oracle, fib_reference
+from kloop.task.fib_sizes import ImportProblems, OverBudget, UnwrittenOutputs
 from kloop.task.fib_sizes import size_workloads as _size
 from kloop.task.fib_sizes import trial_run as _trial
 from kloop.task.fib_sizes import write_task as _write
 from kloop.task.parsing import read_json
 
-__all__ = ["ImportProblems", "Imported", "import_fib"]
+__all__ = ["UNCHECKED", "ImportProblems", "Imported", "import_fib"]
+
+UNCHECKED = "reference check skipped: it cannot run within --memory-mb"
+"""How the note of an import whose reference exceeded the memory limit begins (the sweep skips its A/A)."""
 
 
 
@@ -86,13 +89,36 @@ def _import(raw: dict[str, Any], file: Path, out: Path, name: str | None, scale:
     try:
         _write(staging, converted, workloads, scalars, file, hints.notes)
         if check:
-            converted, workloads = _checked(staging, file, converted, workloads, scalars, unknown, memory_mb, hints)
+            converted, workloads = _checked_within(staging, file, converted, workloads, scalars, unknown, memory_mb,
+                                                   hints)  # fmt: skip
         out.mkdir(parents=True, exist_ok=True)
         for item in staging.iterdir():
             shutil.move(str(item), out / item.name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return Imported(out, converted["name"], workloads, hints.notes)  # type: ignore[index]
+
+
+def _checked_within(staging: Path, file: Path, converted: dict[str, Any], workloads: list[dict[str, int]],
+                    scalars: dict[str, Any], unknown: dict[str, list[int]], memory_mb: int,
+                    hints: fib_hints.Hints) -> tuple[dict[str, Any], list[dict[str, int]]]:  # fmt: skip
+    """`_checked` in a child process capped at `memory_mb` (`fib_check`); past the cap, the static conversion and a note."""
+    done = fib_check.checked_in_child(staging, file, converted, workloads, scalars, unknown, memory_mb, hints.notes)
+    hints.notes[:] = done.notes
+    if done.skipped is None:
+        hints.notes.append(f"reference checked in a child process capped at --memory-mb {memory_mb} MB of address "
+                           f"space (the verifier's sandbox limit): it ran within it")  # fmt: skip
+        _write(staging, done.definition, done.workloads, scalars, file, hints.notes)
+        return done.definition, done.workloads
+    if unknown:
+        raise ImportProblems(file, [f"const axis {', '.join(repr(a) for a in unknown)} has no value (the tracer could "
+                                    f"not resolve it) and the reference check that would search one could not run "
+                                    f"within --memory-mb {memory_mb} MB ({done.skipped}); give one with "
+                                    + " ".join(f"--const {a}=N" for a in unknown)])  # fmt: skip
+    hints.notes.append(f"{UNCHECKED} {memory_mb} MB: {done.skipped}; imported as --no-check would (static conversion), so the "
+                       f"A/A too needs a larger --memory-mb or smaller const axes (--const)")  # fmt: skip
+    _write(staging, converted, workloads, scalars, file, hints.notes)
+    return converted, workloads
 
 
 def _checked(staging: Path, file: Path, converted: dict[str, Any], workloads: list[dict[str, int]],
@@ -102,7 +128,7 @@ def _checked(staging: Path, file: Path, converted: dict[str, Any], workloads: li
     try:
         _trial_first(staging, file, unknown)
         return converted, workloads
-    except UnwrittenOutputs:
+    except (UnwrittenOutputs, OverBudget):
         raise
     except ImportProblems as failed:
         found = fib_oracle.search(converted, workloads, scalars, unknown, int(memory_mb * (1 << 20) * 0.5))
@@ -121,7 +147,7 @@ def _trial_first(staging: Path, file: Path, unknown: dict[str, list[int]]) -> No
     try:
         _trial(staging, file)
     except ImportProblems as failed:
-        if unknown and not isinstance(failed, UnwrittenOutputs):
+        if unknown and not isinstance(failed, UnwrittenOutputs | OverBudget):
             raise ImportProblems(file, [_unknown_line(unknown, failed.problems[0])]) from None
         raise
     if unknown:

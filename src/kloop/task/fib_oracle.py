@@ -117,6 +117,10 @@ class _Runner:
             with torch.no_grad():
                 return None, run_reference(self.task.definition, inputs)
         except Exception as exc:  # the reference is untrusted text here; any failure is data
+            from kloop.task.fib_sizes import out_of_memory
+
+            if out_of_memory(exc):  # past the memory limit: the same verdict as the estimate's
+                return ("too big",), {}
             frames = tuple(f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<"))
             return (type(exc).__name__, frames), {}
 

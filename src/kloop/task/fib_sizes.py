@@ -42,7 +42,27 @@ class UnwrittenOutputs(ImportProblems):
         super().__init__(where, problems)
 
 
-__all__ = ["BASE_SIZES", "ImportProblems", "UnwrittenOutputs", "footprint", "size_workloads", "trial_run", "write_task"]
+class OverBudget(ImportProblems):
+    """The reference could not run within the memory limit (an allocation failed); `problems[0]` says where."""
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc` is an allocation that failed (RLIMIT_AS reached), not an error of the reference itself."""
+    text = str(exc)
+    return isinstance(exc, MemoryError) or "can't allocate memory" in text or "Cannot allocate memory" in text
+
+
+def _allocation(exc: BaseException) -> str:
+    """`an allocation of 2.15 GB (RuntimeError)` from torch's allocator message, else the exception's type."""
+    import re
+
+    found = re.search(r"tried to allocate (\d+) bytes", str(exc))
+    size = f" of {human(int(found.group(1)))}" if found else ""
+    return f"an allocation{size} ({type(exc).__name__})"
+
+
+__all__ = ["BASE_SIZES", "ImportProblems", "OverBudget", "UnwrittenOutputs", "footprint", "out_of_memory",
+           "size_workloads", "trial_run", "write_task"]
 
 BASE_SIZES = (8, 32)
 """Values of the free var axes in the two default workloads, before `--scale`."""
@@ -231,6 +251,8 @@ def trial_run(folder: Path, source: Path) -> None:
         with torch.no_grad():
             outputs = run_reference(task.definition, inputs)
     except Exception as exc:
+        if out_of_memory(exc):
+            raise OverBudget(source, [f"on the smallest workload {workload.axes} {_allocation(exc)} failed"]) from None
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         raise ImportProblems(source, [f"reference fails on generated inputs {workload.axes}: {type(exc).__name__}: "
                                       f"{str(exc)[:200]} (line {frame.lineno} of {frame.filename})"]) from None  # fmt: skip
