@@ -41,7 +41,7 @@ QUESTIONS = HERE / "wiki_real" / "questions.jsonl"
 Search = Callable[[str], list[Hit]]
 Times = dict[str, tuple[float, float]]  # question id -> (wall ms, CPU ms) of one search
 SPLITS = ("tune", "held", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
-          "fresh13", "fresh14", "fresh15")
+          "fresh13", "fresh14", "fresh15", "fresh16")
 QUESTION_WORDS = frozenset(["commit", "commits", "added", "add", "introduced", "introduce", "first", "land", "landed"])
 
 
