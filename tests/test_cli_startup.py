@@ -62,3 +62,105 @@ def test_the_guard_sees_a_heavy_import(wiki_db: Path) -> None:
     """The probe's module list is the process's own: numpy imported before the command shows up."""
     got = _run(["--help"], wiki_db.parent, prelude="import numpy")
     assert got["code"] == 0 and "numpy" in HEAVY & set(got["modules"])
+
+
+# --- the typer-free path (kloop.cli_fast): same bytes, same exit codes, without typer ---------------
+
+RAW_PROBE = """
+import json, os, sys
+if os.environ.get("KLOOP_TEST_TYPER_ONLY"):
+    import kloop.cli_fast
+    kloop.cli_fast.plan = lambda args: None  # every argv through the typer app, as before the fast path
+from kloop.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+sys.exit(code)
+"""
+
+
+def _raw(args: list[str], home: Path, typer_only: bool) -> tuple[int, str, str, set[str]]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "KLOOP_HOME": str(home)}
+    if typer_only:
+        env["KLOOP_TEST_TYPER_ONLY"] = "1"
+    proc = subprocess.run([sys.executable, "-c", RAW_PROBE, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, env=env)
+    err, _, modules = proc.stderr.rpartition("\nMODULES ")
+    return proc.returncode, proc.stdout, err, set(json.loads(modules))
+
+
+def test_fast_path_prints_what_the_typer_app_prints(wiki_db: Path, tmp_path: Path) -> None:
+    """Byte for byte and exit code for exit code, on hits, guidance, JSON, filters and kloop's own errors.
+
+    The fast path must also be the one taken: typer never loads for `wiki search` and `task show`,
+    and typer's per-parameter pydantic adapters never for `status`.
+    """
+    home = wiki_db.parent
+    bad_task = tmp_path / "bad"
+    bad_task.mkdir()
+    (bad_task / "definition.json").write_text('{"name": "x"}')
+    db = str(wiki_db)
+    cases = [
+        ["wiki", "search", "tensor core gemm", "--db", db],
+        ["wiki", "search", "--db", db, "-k", "3", "mfma", "--vendor", "amd", "--json"],
+        ["wiki", "search", "wgmma pipeline", "--kind", "card", "--no-aliases", "--db", db],
+        ["wiki", "search", "no such words zzzqqq", "--db", db],
+        ["wiki", "search", "swizzle", "--db", str(home / "fresh.sqlite")],  # a new database, seeded with the cards
+        ["task", "show", "examples/rmsnorm"],
+        ["task", "show", "examples/rmsnorm", "--json"],
+        ["task", "show", str(bad_task)],
+        ["task", "show"],
+        ["task", "show", "--fib-root", str(tmp_path), "--definition", "nope"],
+        ["status", str(home / "no-such-run")],
+        ["status", str(home / "no-such-run"), "--json"],
+    ]
+    for args in cases:
+        fast = _raw(args, home, typer_only=False)
+        slow = _raw(args, home, typer_only=True)
+        assert fast[:3] == slow[:3], (args, fast[:3], slow[:3])
+        assert "typer._adapters" not in fast[3] and "typer._adapters" in slow[3], args
+        if args[0] != "status":  # kloop.loop.commands (not this module's to change) imports typer for typer.echo
+            assert "typer" not in fast[3], args
+
+
+def test_argv_the_fast_path_does_not_parse_goes_to_typer() -> None:
+    """Help, unknown or repeated flags, odd values and extra words are typer's to answer (usage errors exit 2)."""
+    from kloop.cli_fast import plan
+
+    for args in (["wiki", "search", "x", "--help"], ["wiki", "search", "x", "-k", "abc"], ["wiki", "search", "x", "-k5"],
+                 ["wiki", "search", "x", "-k", "05"], ["wiki", "search", "x", "--db=w.sqlite"], ["wiki", "search"],
+                 ["wiki", "search", "x", "y"], ["wiki", "search", "x", "--json", "--json"], ["wiki", "search", "-x"],
+                 ["wiki", "search", "x", "--vendor"], ["wiki", "search", "x", "--vendor", "-amd"], ["wiki", "search", "--", "x"],
+                 ["task", "show", ""], ["task", "show", "a", "--nope"], ["status"], ["status", "a", "b"], ["wiki", "show", "x"],
+                 ["--help"], []):  # fmt: skip
+        assert plan(args) is None, args
+    assert plan(["wiki", "search", "x", "-k", "5", "--db", "w.sqlite", "--semantic"]) is not None
+
+
+def test_fast_grammar_is_the_typer_signature() -> None:
+    """Every flag of each fast command is declared as its typer command declares it, and no other
+    (a flag typer dropped must not be accepted here; one typer added is then parsed by typer)."""
+    import typer
+
+    from kloop import cli_fast
+    from kloop.loop.commands import register
+    from kloop.task.commands import app as task_app
+    from kloop.wiki.commands import app as wiki_app
+
+    root = typer.Typer()
+    register(root)
+    root.command("_")(lambda: None)  # two commands make a group
+    commands = {("status",): typer.main.get_command(root).commands["status"],
+                ("wiki", "search"): typer.main.get_command(wiki_app).commands["search"],
+                ("task", "show"): typer.main.get_command(task_app).commands["show"]}
+    for words, spec in cli_fast.SPECS.items():
+        command = commands[words]
+        declared_flags = {o for p in command.params if getattr(p, "is_flag", False) for o in p.opts}
+        declared_options = {o: p.name for p in command.params if p.param_type_name == "option"
+                            and not getattr(p, "is_flag", False) for o in p.opts}
+        positionals = [p.name for p in command.params if p.param_type_name == "argument"]
+        assert set(spec.flags) == declared_flags, words
+        assert {o: name for o, (name, _) in spec.options.items()} == declared_options, words
+        assert [name for name, _, _ in spec.positionals] == positionals, words
+        assert [required for _, _, required in spec.positionals] == [p.required for p in command.params
+                                                                     if p.param_type_name == "argument"], words

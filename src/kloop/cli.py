@@ -2,7 +2,8 @@
 
 Each capability owns its commands in `<capability>/commands.py` (a `typer.Typer` named `app`,
 or top-level command functions). Those modules must not import torch at import time, so that
-`kloop --help` stays fast.
+`kloop --help` stays fast. typer itself is imported only when the app is built: `status`,
+`wiki search` and `task show` with plainly parsed flags run without it (`kloop.cli_fast`).
 """
 
 from __future__ import annotations
@@ -12,18 +13,37 @@ import os
 import sys
 import traceback
 from types import ModuleType
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from kloop.errors import KloopError, one_line
 
-app = typer.Typer(
-    name="kloop",
-    help="Make GPU kernels fast with coding agents in a gated plan -> execute -> verify loop.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+if TYPE_CHECKING:
+    import typer
+
+_APP: typer.Typer | None = None
+
+
+def _app() -> typer.Typer:
+    """The root typer app, built on first use (importing typer costs ~0.05 s; its parsing more)."""
+    global _APP
+    if _APP is None:
+        import typer
+
+        _APP = typer.Typer(
+            name="kloop",
+            help="Make GPU kernels fast with coding agents in a gated plan -> execute -> verify loop.",
+            no_args_is_help=True,
+            add_completion=False,
+            pretty_exceptions_enable=False,
+        )
+    return _APP
+
+
+def __getattr__(name: str) -> Any:
+    """`kloop.cli.app`, the root typer app, is built when first asked for (PEP 562)."""
+    if name == "app":
+        return _app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 GROUPS = {"task": "kloop.task.commands", "profile": "kloop.profile.commands", "wiki": "kloop.wiki.commands",
@@ -57,6 +77,9 @@ def _import_if_present(module_name: str) -> ModuleType | None:
 
 def _register(argv: list[str] | None = None) -> None:
     """Attach every capability's commands; for `kloop GROUP ...` only that group's (fast start-up)."""
+    import typer
+
+    app = _app()
     words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
     if words and words[0] == "status":  # polled while a run goes on: import only what it needs (< 0.5 s)
         module = _import_if_present("kloop.loop.commands")
@@ -84,14 +107,21 @@ def _register(argv: list[str] | None = None) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: map kloop's errors to exit codes and one clear line, never a traceback.
 
-    Typer handles usage errors itself (exit 2); everything kloop raises is caught here.
+    Typer handles usage errors itself (exit 2); everything kloop raises is caught here. An argv that
+    `kloop.cli_fast` parses runs its command without building the typer app, to the same end.
     """
+    from kloop import cli_fast
     from kloop.signals import Interrupted, handled
 
-    _register(argv)
+    fast = cli_fast.plan(sys.argv[1:] if argv is None else list(argv))
+    if fast is None:
+        _register(argv)
     try:
         with handled():
-            app(args=argv, prog_name="kloop")
+            if fast is not None:
+                cli_fast.run(fast)  # ends in SystemExit, as the typer app does
+            else:
+                _app()(args=argv, prog_name="kloop")
     except Interrupted as exc:
         print(f"kloop: interrupted by {exc}; stopped everything it started", file=sys.stderr)
         return exc.exit_code

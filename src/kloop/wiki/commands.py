@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-
-if TYPE_CHECKING:
-    from kloop.wiki.schema import Hit
 
 app = typer.Typer(help="KernelWiki: provenance-tracked kernel knowledge (git history + curated cards).",
                   no_args_is_help=True)
@@ -146,37 +143,10 @@ def search(
     as_json: JsonFlag = False,
 ) -> None:
     """BM25 search with alias expansion and filters."""
-    with _store(db) as store:
-        if semantic:
-            from kloop.wiki.semantic import SemanticReranker
+    from kloop.wiki.search_command import run_search
 
-            reranker = SemanticReranker.load()
-            hits = reranker.search(store, query, k=k, vendor=vendor, arch=arch, tag=tag, kind=kind)
-        else:
-            hits = store.search(query, k=k, vendor=vendor, arch=arch, tag=tag, kind=kind, expand=not no_aliases)
-        # cards take at most one of the first five hits: the rest of the guidance is listed apart, labelled
-        guidance = [] if kind or tag else store.guidance(query, vendor=vendor, arch=arch, shown=frozenset(h.id for h in hits))
-    if as_json:
-        payload = {"hits": [h.contract_dict() for h in hits], "guidance": [h.contract_dict() for h in guidance]}
-        typer.echo(json.dumps(payload, ensure_ascii=False))
-        return
-    if not hits and not guidance:
-        typer.echo("no matches")
-        return
-    for hit in hits:
-        _echo_hit(hit)
-    if guidance:
-        typer.echo("guidance (cards for the same question):")
-        for hit in guidance:
-            _echo_hit(hit)
-
-
-def _echo_hit(hit: Hit) -> None:
-    where = hit.source.url or hit.source.repo or ""
-    typer.echo(f"{hit.score:7.2f}  {hit.id}  [{hit.kind.value}/{hit.vendor.value}/{hit.confidence.value}]  {hit.title}")
-    typer.echo(f"         {hit.snippet}")
-    if where:
-        typer.echo(f"         {where}")
+    run_search(query, k=k, vendor=vendor, arch=arch, tag=tag, kind=kind, no_aliases=no_aliases, semantic=semantic,
+               db=db, as_json=as_json, echo=typer.echo)
 
 
 @app.command("show")
