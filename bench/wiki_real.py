@@ -1,6 +1,6 @@
 """KernelWiki on real repository history: recall@1 / recall@5 per repository against `git log --grep`.
 
-    .venv/bin/python bench/wiki_real.py [--mirrors DIR] [--db PATH] [--rebuild] [--split tune|...|fresh5|all] [--hand]
+    .venv/bin/python bench/wiki_real.py [--mirrors DIR] [--db PATH] [--rebuild] [--split tune|...|fresh5|train|styled|all] [--hand]
                                         [--misses] [--ablate] [--semantic] [--json OUT]
     .venv/bin/python bench/wiki_real.py --speed      # git's passes side by side, then a whole ingest
 
@@ -42,14 +42,25 @@ Search = Callable[[str], list[Hit]]
 Times = dict[str, tuple[float, float]]  # question id -> (wall ms, CPU ms) of one search
 SPLITS = ("tune", "held", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
           "fresh13", "fresh14", "fresh15", "fresh16")
+# Scored once at the end by the lead; never opened for `train` or any other split.
+BLIND = ("fresh16",)
+# Unions: `train` is every split but the blind ones; `styled` the spent four-style sets (symptom, technique,
+# how-to, keyword).
+UNIONS = {"train": tuple(s for s in SPLITS if s not in BLIND), "styled": ("fresh13", "fresh14", "fresh15")}
 QUESTION_WORDS = frozenset(["commit", "commits", "added", "add", "introduced", "introduce", "first", "land", "landed"])
 
 
 def load_questions(split: str) -> list[dict]:
-    """questions.jsonl, and each later set kept in its own file (fresh13.jsonl: four styles, frozen apart)."""
+    """questions.jsonl, and each later set kept in its own file (fresh13.jsonl: four styles, frozen apart).
+
+    A union (`train`, `styled`) reads only its members' files: a blind set's file is not even opened.
+    """
+    members = UNIONS.get(split, (split,))
     files = [QUESTIONS, *sorted(QUESTIONS.parent.glob("fresh*.jsonl"))]
+    if split != "all":
+        files = [QUESTIONS, *(path for path in files[1:] if path.stem in members)]
     rows = [json.loads(line) for path in files for line in path.read_text().splitlines() if line.strip()]
-    return [r for r in rows if split == "all" or r["split"] == split]
+    return [r for r in rows if split == "all" or r["split"] in members]
 
 
 def build(db: Path, mirrors: Path, rebuild: bool) -> dict[str, dict]:
@@ -245,7 +256,7 @@ def main() -> int:
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="folder of clones")
     parser.add_argument("--db", type=Path, default=Path("/tmp/wiki_real.sqlite"))
     parser.add_argument("--rebuild", action="store_true", help="delete the database and ingest again")
-    parser.add_argument("--split", choices=(*SPLITS, "all"), default="all")
+    parser.add_argument("--split", choices=(*SPLITS, *UNIONS, "all"), default="all")
     parser.add_argument("--hand", action="store_true",
                         help="weigh history questions by the hand-set factors instead of the shipped ranker")
     parser.add_argument("--misses", action="store_true", help="print the questions missed at 5")
