@@ -164,3 +164,50 @@ def test_fast_grammar_is_the_typer_signature() -> None:
         assert [name for name, _, _ in spec.positionals] == positionals, words
         assert [required for _, _, required in spec.positionals] == [p.required for p in command.params
                                                                      if p.param_type_name == "argument"], words
+
+
+def test_a_search_on_an_existing_wiki_imports_no_yaml(wiki_db: Path) -> None:
+    """The alias table comes from its cache (written by the first search, whole or not at all) and the
+    cards are parsed only when a new wiki is seeded: a search on an existing wiki imports no YAML parser."""
+    home = wiki_db.parent
+    args = ["wiki", "search", "wgmma tma pipeline", "--db", str(wiki_db)]
+    _raw(args, home, typer_only=False)  # the cache exists from here on
+    code, out, err, modules = _raw(args, home, typer_only=False)
+    assert code == 0 and "card/" in out, err
+    heavy = {"yaml", "typer", "rich"} & {m.split(".")[0] for m in modules}
+    assert not heavy, f"a search imported {sorted(heavy)}: read a shipped YAML through kloop.wiki.yamlcache.load_yaml"
+    assert "kloop.wiki.cards" not in modules
+
+
+def test_the_cached_alias_table_is_the_parsed_one(tmp_path: Path) -> None:
+    """The table built from the cached parse classifies and expands exactly as one built from aliases.yaml
+    itself, without importing PyYAML; a corrupt cache file is parsed again, never trusted or fatal."""
+    probe = """
+import json, sys
+from importlib import resources
+from kloop.wiki.aliases import load_alias_table, default_alias_table
+from kloop.wiki.yamlcache import cache_dir
+table = default_alias_table()
+without_yaml = "yaml" not in sys.modules
+text = resources.files("kloop.wiki").joinpath("aliases.yaml").read_text(encoding="utf-8")
+fresh = load_alias_table(text, "aliases.yaml")
+same = ([r.model_dump() for r in table.rows] == [r.model_dump() for r in fresh.rows]
+        and table.repo_vendor == fresh.repo_vendor and table._expander.keys == fresh._expander.keys
+        and table._classifier.keys == fresh._classifier.keys)
+print(json.dumps({"same": same, "without_yaml": without_yaml, "files": sorted(p.name for p in cache_dir().iterdir())}))
+"""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KLOOP_HOME": str(tmp_path)}
+
+    def run() -> dict:
+        proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout)
+
+    first = run()
+    assert first["same"] and not first["without_yaml"] and len(first["files"]) == 1, first
+    second = run()
+    assert second["same"] and second["without_yaml"] and second["files"] == first["files"], second
+    (tmp_path / "cache" / first["files"][0]).write_text('{"repos": {}, "aliases": [{"canon')
+    third = run()
+    assert third["same"] and not third["without_yaml"] and third["files"] == first["files"], third
+    assert json.loads((tmp_path / "cache" / first["files"][0]).read_text())["aliases"]  # rewritten whole

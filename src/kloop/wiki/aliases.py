@@ -14,7 +14,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kloop.errors import BadInput
@@ -49,7 +48,7 @@ def stems(token: str) -> tuple[str, ...]:
 class AliasRow(BaseModel):
     """One canonical name and everything that spells or implies it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # validators built only when a YAML is parsed
 
     canonical: str = Field(..., description="Name stored on entries.")
     field: AliasField = Field(..., description="Which entry field a match fills.")
@@ -66,7 +65,7 @@ class AliasRow(BaseModel):
 class AliasFile(BaseModel):
     """The whole alias file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     repos: dict[str, Literal["nvidia", "amd"]] = Field(default_factory=dict, description="Repo -> vendor.")
     aliases: list[AliasRow] = Field(..., description="The rows.")
@@ -199,17 +198,19 @@ class AliasTable:
         return self.repo_vendor.get(repo.lower().rsplit("/", 1)[-1])
 
 
-# libyaml's parser where PyYAML was built with it: the shipped table parses in ~15 ms instead of ~150,
-# most of `kloop wiki search`'s start-up.
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def load_alias_table(text: str, where: str) -> AliasTable:
     """Parse and validate an alias file; BadInput names `where` on any problem."""
+    return AliasTable(_parse_alias_file(text, where))
+
+
+def _parse_alias_file(text: str, where: str, cache_as: str | None = None) -> AliasFile:
+    """Validate the YAML (parsed through kloop.wiki.yamlcache when `cache_as` names the cache entry)."""
+    from kloop.wiki.yamlcache import YamlError, load_yaml, parse_yaml
+
     try:
-        raw = yaml.load(text, Loader=SAFE_LOADER)
+        raw = parse_yaml(text) if cache_as is None else load_yaml(text, cache_as)
         spec = AliasFile.model_validate(raw)
-    except yaml.YAMLError as exc:
+    except YamlError as exc:
         raise BadInput(where, f"not valid YAML: {exc}") from None
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -219,11 +220,11 @@ def load_alias_table(text: str, where: str) -> AliasTable:
     for row in spec.aliases:
         if unknown := sorted(set(row.findings) - known):
             raise BadInput(where, f"alias {row.canonical!r}: unknown finding id(s) {', '.join(unknown)}")
-    return AliasTable(spec)
+    return spec
 
 
 @lru_cache(maxsize=1)
 def default_alias_table() -> AliasTable:
-    """kloop's shipped alias table."""
+    """kloop's shipped alias table (its YAML parse read back from kloop.wiki.yamlcache after the first)."""
     ref = resources.files("kloop.wiki").joinpath("aliases.yaml")
-    return load_alias_table(ref.read_text(encoding="utf-8"), "kloop/wiki/aliases.yaml")
+    return AliasTable(_parse_alias_file(ref.read_text(encoding="utf-8"), "kloop/wiki/aliases.yaml", cache_as="aliases"))

@@ -70,7 +70,7 @@ class Source(BaseModel):
 class WikiEntry(BaseModel):
     """One unit of kernel knowledge with its provenance."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on first use: searches never need it
 
     id: str = Field(..., min_length=1, description="Stable id: 'card/<card-id>' or '<repo>@<sha12>'.")
     kind: EntryKind = Field(..., description="pr, commit, card or doc.")

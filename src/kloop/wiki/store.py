@@ -17,7 +17,6 @@ from pathlib import Path
 
 from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, default_alias_table
-from kloop.wiki.cards import shipped_cards
 from kloop.wiki.migrations import migrate
 from kloop.wiki.ranker import Candidate, RankModel, shipped_model
 from kloop.wiki.schema import Hit, WikiEntry
@@ -88,6 +87,9 @@ class WikiStore:
             raise BadInput(self.path, f"not a usable wiki database ({exc})") from None
         self._search = FtsSearch(self.db, self.aliases, shipped_model())
         if created and seed_cards:
+            # cards are YAML front matter: parsed only when a new wiki is seeded, not for every search
+            from kloop.wiki.cards import shipped_cards
+
             self.add(shipped_cards(self.aliases))
 
     def close(self) -> None:
