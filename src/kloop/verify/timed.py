@@ -47,6 +47,9 @@ from kloop.verify.threads import one_thread, single_threaded
 from kloop.verify.workload import POISONS, WorkloadJudge, derive_seed
 
 TARGET_BATCH_S = 0.002  # short batches, many rounds: the boxes of a round run close together in time
+FAST_BATCH_S = 0.0005
+"""The fastest box's batch lasts at least this long when a slower box sets the count: what 32 calls
+(`MAX_ITERATIONS`) of a 15 us kernel always gave, so no comparison gets shorter batches than before."""
 MAX_ITERATIONS = 32  # every call is one hand-off (two context switches): bound the batch by count; the
 # settled cgroup CPU time is exact to the nanosecond, so a short batch still resolves its calls
 BATCH_BYTES = 24 << 20  # inputs plus outputs of one batch travel inside its window: bound them
@@ -104,11 +107,38 @@ class TimingOutcome:
     clock: str = "wall"
 
 
-def batch_size(judge: WorkloadJudge, plan: TimingPlan, uuid: str, axes: dict[str, int], inputs: dict[str, Any]) -> int:
-    """At least `plan.iterations` calls (more for fast ones), within the byte budget of one batch."""
-    per_call = max(judge.call_ns.get(uuid, 0), 1_000)
-    count = max(plan.iterations, min(MAX_ITERATIONS, int(TARGET_BATCH_S * 1e9 / per_call)))
-    return max(1, min(count, BATCH_BYTES // max(call_bytes(judge, axes, inputs), 1)))
+def batch_size(judge: WorkloadJudge, plan: TimingPlan, uuid: str, axes: dict[str, int], inputs: dict[str, Any],
+               calls_ns: list[float] | None = None) -> int:  # fmt: skip
+    """At least `plan.iterations` calls (more for fast ones), within the byte budget of one batch.
+
+    Without `calls_ns` (before the warm-up): sized from the candidate's call (`judge.call_ns`) so
+    that its batch lasts about `TARGET_BATCH_S`; this is also the most calls a batch gets (the
+    slots are laid out for it). With `calls_ns` (each box's fastest warm-up call, `fastest_call_ns`):
+    sized so that the slowest box's batch lasts about `TARGET_BATCH_S`, but the fastest box's at
+    least `FAST_BATCH_S`. Sized from the candidate's call alone, a naive baseline's batch lasted
+    many times the target (examples/rmsnorm, 17 tokens: 32 calls of a 0.45 ms row loop where the
+    candidate took 40 us), and most of a verification's timing was the baseline's surplus calls.
+    Every box gets the same count, so the pairing is unchanged.
+    """
+    own = max(judge.call_ns.get(uuid, 0), 1_000)
+    most = max(plan.iterations, min(MAX_ITERATIONS, int(TARGET_BATCH_S * 1e9 / own)))
+    most = max(1, min(most, BATCH_BYTES // max(call_bytes(judge, axes, inputs), 1)))
+    if not calls_ns:
+        return most
+    slowest, fastest = max(max(calls_ns), 1_000), max(min(calls_ns), 1_000)
+    count = max(int(TARGET_BATCH_S * 1e9 / slowest), math.ceil(FAST_BATCH_S * 1e9 / fastest))
+    return max(1, min(most, max(plan.iterations, count)))
+
+
+def fastest_call_ns(take: Take) -> float:
+    """A box's fastest call of a batch, as the box timed it: sizes batches like `judge.call_ns`, decides nothing.
+
+    Not the batch's cost over its calls: the first warm-up call in fresh slots pays their page
+    faults (at load 9, 0.64 ms per call on average where the calls took 0.12 ms), and sized from
+    that a 15 us kernel got 2-call batches.
+    """
+    times = take.report.get("times_ns") or [0]
+    return float(min(times))
 
 
 def max_batch(judge: WorkloadJudge, axes: dict[str, int], inputs: dict[str, Any]) -> int:
@@ -235,7 +265,7 @@ class TimingSession:
         inputs, axes = self.judge.inputs_for(workload)
         self.axes = axes
         where = self.judge.label(workload, axes)
-        count = batch_size(self.judge, self.plan, workload.uuid, axes, inputs)
+        count = batch_size(self.judge, self.plan, workload.uuid, axes, inputs)  # the most calls a batch gets
         self.per_call_ns = self.judge.call_ns.get(workload.uuid, 1_000)
         specs = self.judge.output_specs(axes)
         layout = layout_for(inputs, specs, max(count, self.plan.warmup))
@@ -243,20 +273,24 @@ class TimingSession:
         try:
             for label in self._order():
                 slots[label] = BoxSlots(self.boxes[label], layout, inputs, specs, self.plan.timeout_s)
-            timing = self._rounds(workload, slots, layout, count, where)
+            timing = self._rounds(workload, slots, layout, inputs, where)
         finally:
             for s in slots.values():
                 s.close()
         self._record(workload, result, timing, axes, where)
 
-    def _rounds(self, workload: Workload, slots: dict[str, BoxSlots], layout: Layout, count: int,
+    def _rounds(self, workload: Workload, slots: dict[str, BoxSlots], layout: Layout, inputs: dict[str, Any],
                 where: str) -> WorkloadTiming:  # fmt: skip
         timing = WorkloadTiming(cost_ns={label: [] for label in slots}, wall_ns={label: [] for label in slots},
                                 asleep_ns={label: [] for label in slots})  # fmt: skip
+        calls_ns: list[float] = []
         if self.plan.warmup:
             warm = self._pack(layout, workload, "warmup", self.plan.warmup)
             for label in self._order():
-                self._batch(label, slots[label], warm, self.plan.warmup, where)
+                take = self._batch(label, slots[label], warm, self.plan.warmup, where)
+                calls_ns.append(fastest_call_ns(take))
+        count = batch_size(self.judge, self.plan, workload.uuid, self.axes, inputs, calls_ns)
+        self.per_call_ns = max([self.per_call_ns, *(int(c) for c in calls_ns)])
         timing.harness_ns = self._harness_cost(workload, slots, layout, count, where)
         picks_left = recheck_count(self.plan.recheck, sum(_nbytes(s) for s in self.judge.output_specs(self.axes)))
         picked: list[Picked] = []
