@@ -57,3 +57,26 @@ def test_undeclared_block_size_is_searched_and_recorded(tmp_path: Path) -> None:
     assert inputs["B"].shape == (56, 1536, 128)
     expected = _original("gemm_fp8_N1536_K7168.json", "_mm_fp8_reference")(inputs["A"], inputs["B"])
     assert torch.equal(run_reference(task.definition, inputs)["C"], expected)
+
+
+def test_a_named_quotient_two_inputs_share_follows_its_divisor_in_heldout_draws(tmp_path: Path) -> None:
+    """gemm_fp8_nt_groupwise declares `K_div_block` (a_scale's and b_scale's second dim) a free var axis.
+
+    All listed axes at 4 happened to work (K // 4 = 1792 divides K), but held-out draws perturbed
+    K_div_block alone (5: 7168 // 5 * 5 = 7165) and the published reference failed on its own inputs,
+    so the A/A failed. Its name says K // block: the import derives it, held-out draws keep it.
+    """
+    done = import_fib(DATA / "gemm_fp8_nt_groupwise_n1536_k7168.json", tmp_path / "t", scale=0.5)
+    task = load_task(tmp_path / "t")
+    reference = _original("gemm_fp8_nt_groupwise_n1536_k7168.json", "_gemm_fp8_nt_groupwise_reference")
+    drawn = [w for seed in range(4) for w in heldout_workloads(task.definition, task.workloads, seed=seed, count=2)]
+    assert len({w.axes["M"] for w in drawn}) > 1  # the draws do vary the real problem dimension
+    for workload in [*task.workloads, *drawn]:
+        inputs = make_inputs(task.definition, workload, seed=3)
+        expected = reference(inputs["a"], inputs["b"], inputs["a_scale"], inputs["b_scale"])  # fails if inconsistent
+        ours = run_reference(task.definition, inputs)["out"]
+        assert ours.shape == (workload.axes["M"], 1536) and torch.equal(ours, expected)
+    assert {(w.axes["K_div_block"], w.axes["N_div_block"]) for w in [*task.workloads, *drawn]} == {(56, 12)}
+    assert {"K_div_block == K // block", "N_div_block == N // block"} <= set(task.definition.constraints)
+    assert task.definition.const_axes["block"] == 128
+    assert any("'K_div_block' is K // block (its name says so)" in n for n in done.notes)

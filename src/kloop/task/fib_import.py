@@ -17,6 +17,7 @@ constraints over tensors and no workloads. The import turns one into a task dire
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import tempfile
@@ -196,6 +197,7 @@ def _convert(raw: dict[str, Any], name: str | None, consts: dict[str, int],
         found, _ = fib_reference.find_reference(raw["reference"])
         hints.required = found.required if found is not None else set()
     extra = _declare_missing_axes(raw, axes, hints, unknown)
+    extra += _named_quotients(axes, list(raw.get("constraints") or []), hints, unknown)
     extra += _named_offsets(axes, list(raw.get("constraints") or []), hints)
     raw = {**raw, "axes": axes, "inputs": _dtype_scalars(raw, hints)}
     floats = [s.get("dtype") for s in raw["inputs"].values() if str(s.get("dtype", "")).startswith(("float", "bfloat"))]
@@ -282,6 +284,43 @@ def _declare_missing_axes(raw: dict[str, Any], axes: dict[str, Any], hints: fib_
         else:
             axes[axis] = {"type": "var"}
             hints.notes.append(f"axis {axis!r} is used but not declared: taken as a var axis")
+    return added
+
+
+def _named_quotients(axes: dict[str, Any], constraints: list[str], hints: fib_hints.Hints,
+                     unknown: dict[str, list[int]]) -> list[str]:  # fmt: skip
+    """`K_div_block == K // block` for a declared var axis named so, `K` a const, that no constraint defines.
+
+    gemm_fp8_nt_groupwise declares `K_div_block` (a_scale's and b_scale's scale-block count) as a free
+    var axis. The listed workloads happen to give a K it divides, but held-out draws perturb it alone
+    (K_div_block 5: 7168 // 5 * 5 != 7168) and the reference fails on its own inputs. An undeclared
+    divisor (`block`) is a const the reference check searches among the powers of two dividing every
+    const it divides (128 first); axes that name the same divisor share it.
+    """
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for axis, spec in axes.items():
+        match = re.fullmatch(r"(\w+?)_div_(\w+)", axis)
+        if spec.get("type") != "var" or match is None:
+            continue
+        left, right = match.groups()
+        if not isinstance(axes.get(left, {}).get("value"), int) or axes[left].get("type") != "const":
+            continue
+        if any(re.search(rf"\b{re.escape(axis)}\b", text) for text in constraints):
+            continue
+        if right in axes and (axes[right].get("type") != "const" or right in unknown):
+            continue
+        groups.setdefault(right, []).append((axis, left))
+    added: list[str] = []
+    for right, pairs in groups.items():
+        if right not in axes:
+            common = math.gcd(*(axes[left]["value"] for _, left in pairs))
+            unknown[right] = fib_oracle.divisor_candidates(common)
+            axes[right] = {"type": "const", "value": unknown[right][0]}
+        for axis, left in pairs:
+            added.append(f"{axis} == {left} // {right}")
+            searched = f", with {right!r} a divisor of {left} the reference check searches" if right in unknown else ""
+            hints.notes.append(f"axis {axis!r} is {left} // {right} (its name says so): constraint "
+                               f"'{axis} == {left} // {right}' added, so held-out draws keep it{searched}")  # fmt: skip
     return added
 
 
