@@ -356,7 +356,7 @@ class SolutionKloopSettings(TraceModel):
 class Solution(TraceModel):
     """A concrete implementation of a Definition."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
     name: NonEmptyString
     """Unique solution name."""
@@ -408,7 +408,7 @@ class Solution(TraceModel):
 class Correctness(TraceModel):
     """Error of a solution's outputs against the reference."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True, extra="ignore", ser_json_inf_nan="strings")
+    model_config = ConfigDict(extra="ignore", ser_json_inf_nan="strings")
 
     max_relative_error: float = 0.0
     """Largest relative error."""

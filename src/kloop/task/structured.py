@@ -29,7 +29,7 @@ __all__ = ["StructuredInput", "draw_structured"]
 class StructuredInput(BaseModel):
     """How to draw one structured input (see the module docstring for the kinds)."""
 
-    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")  # kloop owns these keys
+    model_config = ConfigDict(extra="forbid")  # kloop owns these keys
 
     kind: Literal["indptr", "index", "full", "probs", "unit_norm"]
     """What structure the input has."""
