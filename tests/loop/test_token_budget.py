@@ -83,6 +83,24 @@ def test_a_token_budget_stops_the_run_after_the_call_that_crossed_it(budget: int
     assert summary.spent.tokens == spent == sum(r["tokens"] for r in _rows(tmp_path / "run"))
 
 
+def test_the_reviewer_gets_what_the_writer_left(tmp_path: Path) -> None:
+    """450 tokens: the writer's call spends 300, so the round's reviewer is given 150. Its first
+    request spends them and the gateway refuses its second: the review is over budget, the round is
+    rejected for it, and the run stops at 450 with one reviewer request at the model. Before, the
+    reviewer's call had no token limit."""
+    with ScriptedServer(WRITER_STEPS) as wsrv, ScriptedServer(scripted_verdict("openai", VERDICT)) as rsrv:
+        cfg = RunConfig(task=str(ROWSCALE), writer="openai:scripted-model", reviewer="openai:scripted-model",
+                        stages=[Stage.iterate], device="cpu", token_limit=450, agent_time_limit_s=120)  # fmt: skip
+        services = Services(writer=_openai(wsrv), reviewer=_openai(rsrv), tuner=TunerAgent(), verifier=FakeVerifier())
+        summary = Campaign.create(ROWSCALE, tmp_path / "run", cfg, services).run()
+    assert summary.status is RunStatus.budget and summary.reason == "token budget used: 450 of 450 tokens"
+    assert (len(wsrv.model_calls()), len(rsrv.model_calls())) == (2, 1)
+    assert len(summary.rounds) == 1 and not summary.rounds[0].accepted
+    assert any(r.startswith("reviewer") and "over_budget" in r and "token budget spent (150 of 150)" in r
+               for r in summary.rounds[0].reasons), summary.rounds[0].reasons
+    assert (summary.spent.writer.tokens, summary.spent.reviewer.tokens) == (300, 150)
+
+
 def test_the_summary_totals_are_the_lineage_rows_and_what_the_model_server_counted(tmp_path: Path) -> None:
     """Writer, reviewer and researcher each talk to their own scripted server, so each part of
     summary.json's `spent` can be checked against the requests that server answered, and against the
