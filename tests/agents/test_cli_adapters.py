@@ -110,8 +110,11 @@ def test_writer_cannot_touch_kloop_or_sealed(cli: Cli, tmp_path: Path) -> None:
 def test_a_hanging_model_is_killed_at_the_limit_and_nothing_is_left(cli: Cli, tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     # A CLI that did not even start up within a short limit (heavy load) is tried again with a longer one:
-    # the test is about a model that never answers, so the CLI must have reached it.
-    for limit in (15, 90):
+    # the test is about a model that never answers, so the CLI must have reached it. Each try waits out
+    # its whole limit, so the ladder climbs in steps: kimi-legacy, the slowest to start, missed 15 s at
+    # load 20 and then sat out a 90 s try (110 s in all) where 40 s reaches the model; 120 s is left
+    # for a box loaded beyond that.
+    for limit in (15, 40, 120):
         with ScriptedServer([hang()]) as srv:
             result = cli.make(srv).run(_request(ws, Role.writer, tmp_path / f"art-{limit}", limit=limit))
         assert result.status is AgentStatus.timed_out
