@@ -34,7 +34,11 @@ from kloop.pool.ray_pool import CPU_RESOURCE, RayPool  # noqa: E402
 from kloop.pool.verifier import job_options  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("ray")
-FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 3, "health_check_timeout_ms": 500}
+FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 3, "health_check_timeout_ms": 10_000}
+"""A removed node is found dead within about 1.5 s: its raylet is gone, so each check fails at once
+(connection refused), three in a row. A live raylet gets Ray's default 10 s to answer: at 500 ms a
+raylet starved by a loaded box (load 25 in a parallel suite) could miss three checks in 1.5 s and be
+declared dead with its actor: a false node loss (both nodes lost: a job waits out its 600 s limit)."""
 NODE: dict[str, Any] = {"num_cpus": 1, "resources": {CPU_RESOURCE: 1}}
 
 
