@@ -21,7 +21,11 @@ coverage regimes: their inputs, references, runs and checks), `measure` (the sup
 the box after each reply: the thread watch and the input hashes, issue 29) and `settle` (waiting for
 a box to leave the CPU before a CPU-time read). `measure` + `settle` + `sandbox_start` + `close` is
 what the bench can attribute to containment; the hand-off of timed calls one by one is inside `timing`.
-Instrumented by wrapping those functions in the worker (absent in a tree: 0).
+Instrumented by wrapping those functions in the worker (absent in a tree: 0). `cpu` is the CPU time
+of the verification's process (the supervisor, its torch threads included) and of the processes it
+reaped during it (the sandboxes it closed; prestarted, that includes the spares started after the
+previous verification): the work done, which load stretches far less than wall time, so on a shared
+machine compare it across versions before the wall columns.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,8 +48,8 @@ from kloop.verify.supervisor import Verification
 
 REPO = Path(__file__).resolve().parents[1]
 PHASES = ("sandbox_start", "build", "inputs", "reference", "runs", "checks", "timing", "close", "other", "total",
-          "coverage", "measure", "settle")  # fmt: skip
-PARTS = ("coverage", "measure", "settle")
+          "coverage", "measure", "settle", "cpu")  # fmt: skip
+PARTS = ("coverage", "measure", "settle", "cpu")
 """Parts of the phases before `total` (see the module docstring), not added to them."""
 _SPENT: dict[str, int] = {"measure": 0, "settle": 0}
 
@@ -79,10 +84,12 @@ def one(task_dir: Path, solution_dir: Path, options: VerifyOptions) -> dict[str,
     baseline = task.baseline_or_reference()
     for key in _SPENT:
         _SPENT[key] = 0
+    cpu0 = _cpu_s()
     start = time.perf_counter()
     run = Verification(task, solution, options, torch_device(options.device), baseline)
     result = run.run()
     total = (time.perf_counter() - start) * 1e3
+    cpu = (_cpu_s() - cpu0) * 1e3
     if not result.passed:
         raise SystemExit(f"the trivial solution did not pass: {result.reasons}")
     phases = {k: v / 1e6 for k, v in run.phase_ns.items()}
@@ -98,7 +105,14 @@ def one(task_dir: Path, solution_dir: Path, options: VerifyOptions) -> dict[str,
         "total": total,
         "coverage": phases.get("coverage", 0.0),
         **{key: ns / 1e6 for key, ns in _SPENT.items()},
+        "cpu": cpu,
     }
+
+
+def _cpu_s() -> float:
+    """User + system CPU seconds of this process and of its reaped children."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _other(row: dict[str, float]) -> dict[str, float]:
@@ -160,7 +174,8 @@ def compare(args: argparse.Namespace) -> None:
                 proc.wait()
                 med = {p: statistics.median(r.get(p, 0.0) for r in rows[name]) for p in PHASES}
                 print(f"| {name} | {mode} | " + " | ".join(f"{med[p]:.0f}" for p in PHASES) + " |", flush=True)
-                totals.append(f"{name}, {mode}: totals " + ", ".join(f"{r['total']:.0f}" for r in rows[name]))
+                totals.append(f"{name}, {mode}: totals " + ", ".join(f"{r['total']:.0f}" for r in rows[name])
+                              + "; cpu " + ", ".join(f"{r.get('cpu', 0.0):.0f}" for r in rows[name]))  # fmt: skip
         print(f"(milliseconds, median of {args.repeats} verifications per row; {', '.join(PARTS)} are parts of the "
               "phases before total)")  # fmt: skip
         print("\n".join(totals), flush=True)
