@@ -12,6 +12,7 @@ import contextlib
 import secrets
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,6 +62,9 @@ class Verification:
         self.log_paths: dict[str, Path] = {}
         self.staged_builds: dict[str, dict] = {}
         """label -> manifest of a build a sandbox compiled (hashed before its code ran), to publish."""
+        self.trusted: dict[str, SandboxProcess] | None = None
+        """The baseline's and the current best's boxes that loaded (`_load_trusted_boxes`)."""
+        self.trusted_loader: threading.Thread | None = None
 
     # -- entry ---------------------------------------------------------------------------------
     def run(self) -> VerifyResult:
@@ -98,6 +102,8 @@ class Verification:
             if box is None:
                 continue
             try:
+                if box is not self.candidate:  # a trusted box still loading in the background stops here
+                    self._join_trusted(box)
                 box.close(after_kill=self._publish_build)
                 self._keep_log(box)
                 late = box.refusals() if box is self.candidate else []
@@ -148,6 +154,7 @@ class Verification:
             if not self._load(self.candidate, self.solution, candidate=True):
                 return
             self.phase_ns["load"] = time.perf_counter_ns() - t0
+            self._start_trusted_loads()
             judge.dps = self.dps
             for workload, is_heldout in [*((w, False) for w in listed), *((w, True) for w in heldout)]:
                 result = judge.judge(self.candidate, workload, is_heldout, self.options.timeout_s)
@@ -280,10 +287,7 @@ class Verification:
             self._skip_timing("timing not meaningful here (e.g. Triton in interpreter mode on CPU)")
             return
         assert self.candidate is not None
-        boxes = {"candidate": self.candidate}
-        for label, box, solution in (("baseline", self.base_box, self.baseline), ("incumbent", self.inc_box, self._incumbent())):
-            if box is not None and solution is not None and self._load_trusted(box, solution, label):
-                boxes[label] = box
+        boxes = {"candidate": self.candidate, **self._trusted_boxes()}
         o = self.options
         plan = TimingPlan(device=self.device, rounds=o.rounds, iterations=o.iterations, warmup=o.warmup,
                           recheck=o.recheck, timeout_s=o.timeout_s, seed=self.seed)  # fmt: skip
@@ -297,6 +301,48 @@ class Verification:
         note = session.outcome.note
         if note and self.timing_note is None:
             self.timing_note = note
+
+    def _start_trusted_loads(self) -> None:
+        """Build and import the baseline and the current best while the candidate's correctness runs.
+
+        Those boxes only wait until timing; loading them after correctness added their build and
+        import (about 0.3 s for a Python baseline) to every verification's wall time, while on two
+        cores the supervisor and the candidate's box mostly take turns on one. Nothing is timed
+        before `_trusted_boxes` joins the load, so no box's timing overlaps it.
+        """
+        if (self.base_box is None and self.inc_box is None) or not self.timing_meaningful:
+            return
+        self.trusted_loader = threading.Thread(target=self._load_trusted_boxes, name="kloop-trusted-load", daemon=True)
+        self.trusted_loader.start()
+
+    def _load_trusted_boxes(self) -> None:
+        loaded: dict[str, SandboxProcess] = {}
+        for label, box, solution in (("baseline", self.base_box, self.baseline), ("incumbent", self.inc_box, self._incumbent())):
+            if box is None or solution is None:
+                continue
+            try:
+                if self._load_trusted(box, solution, label):
+                    loaded[label] = box
+            except Exception as exc:  # noqa: BLE001 -- closed under it (clean-up), or kloop's own bug: no comparison
+                self.timing_note = self.timing_note or f"{label} did not load ({type(exc).__name__}: {exc}); no speedup over it"
+        self.trusted = loaded
+
+    def _trusted_boxes(self) -> dict[str, SandboxProcess]:
+        """The trusted boxes that loaded: joins the background load, or loads them now if none ran."""
+        if self.trusted_loader is None:
+            self._load_trusted_boxes()
+        else:
+            self.trusted_loader.join()
+        return dict(self.trusted or {})
+
+    def _join_trusted(self, box: SandboxProcess) -> None:
+        """Wait for a background load that is using `box`, killing the box first if the verification
+        ended without timing (its load is no longer wanted; the load then fails and returns)."""
+        loader = self.trusted_loader
+        if loader is None or not loader.is_alive():
+            return
+        box.kill()  # its request then fails at once (the channel closes) and the load returns
+        loader.join(timeout=30)
 
     def _incumbent(self) -> Solution | None:
         from kloop.task.load import load_solution
