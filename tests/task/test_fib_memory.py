@@ -46,3 +46,11 @@ def test_a_reference_within_the_limit_is_checked_and_says_so(tmp_path: Path) -> 
     done = import_fib(DATA / "rmsnorm_h4096.json", tmp_path / "t", scale=0.25, memory_mb=4096)
     assert any(n.startswith("reference checked in a child process capped at --memory-mb 4096 MB") for n in done.notes)
     assert not any(n.startswith(UNCHECKED) for n in done.notes)
+
+
+def test_a_limit_too_small_for_torch_itself_is_a_static_import_not_a_crash(tmp_path: Path) -> None:
+    """At --memory-mb 500 torch's own libraries cannot load (the verifier's sandbox could not run it either)."""
+    done = import_fib(DATA / "rmsnorm_h4096.json", tmp_path / "t", scale=0.25, memory_mb=500)
+    skipped = [n for n in done.notes if n.startswith(f"{UNCHECKED} 500 MB: the checking process itself")]
+    assert len(skipped) == 1, done.notes
+    assert load_task(tmp_path / "t").workloads

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -32,6 +33,9 @@ from typing import Any
 from kloop.task.fib_sizes import ImportProblems, OverBudget, UnwrittenOutputs
 
 __all__ = ["Checked", "checked_in_child"]
+
+_MEMORY = re.compile(r"MemoryError|Cannot allocate memory|can't allocate memory|Memory allocation|failed to map segment")
+"""How a child that died of the cap before it could answer (torch's libraries loading, OpenBLAS's buffers) says so."""
 
 
 @dataclass
@@ -59,8 +63,11 @@ def checked_in_child(staging: Path, file: Path, definition: dict[str, Any], work
     if result is None and proc.returncode == -signal.SIGKILL:
         return Checked(definition, workloads, notes, f"killed by SIGKILL (the kernel's OOM killer, most likely) while "
                                                      f"running on the smallest workload {workloads[0]}")  # fmt: skip
+    tail = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:300]
+    if result is None and _MEMORY.search(proc.stderr):
+        return Checked(definition, workloads, notes, f"the checking process itself (Python and torch) could not load "
+                                                     f"within the limit: {tail}")  # fmt: skip
     if result is None:
-        tail = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1][:300]
         raise ImportProblems(file, [f"the reference check's child process ended without a result "
                                     f"(exit {proc.returncode}): {tail}"])  # fmt: skip
     if "over_budget" in result:
