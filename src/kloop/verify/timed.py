@@ -135,7 +135,9 @@ def fastest_call_ns(take: Take) -> float:
 
     Not the batch's cost over its calls: the first warm-up call in fresh slots pays their page
     faults (at load 9, 0.64 ms per call on average where the calls took 0.12 ms), and sized from
-    that a 15 us kernel got 2-call batches.
+    that a 15 us kernel got 2-call batches. For the same reason a warm-up of one call sizes nothing
+    (`--warmup 1`: the red-team options; 3-call batches there widened a 6x-slower path's interval
+    past 1.0, where the candidate-only size gave 11).
     """
     times = take.report.get("times_ns") or [0]
     return float(min(times))
@@ -288,7 +290,8 @@ class TimingSession:
             warm = self._pack(layout, workload, "warmup", self.plan.warmup)
             for label in self._order():
                 take = self._batch(label, slots[label], warm, self.plan.warmup, where)
-                calls_ns.append(fastest_call_ns(take))
+                if self.plan.warmup >= 2:  # one warm-up call is the cold one: it would size batches too small
+                    calls_ns.append(fastest_call_ns(take))
         count = batch_size(self.judge, self.plan, workload.uuid, self.axes, inputs, calls_ns)
         self.per_call_ns = max([self.per_call_ns, *(int(c) for c in calls_ns)])
         timing.harness_ns = self._harness_cost(workload, slots, layout, count, where)
