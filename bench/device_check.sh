@@ -47,7 +47,7 @@ OUT="${OUT:-$(mktemp -d -t kloop-device-XXXX)}"
 mkdir -p "$OUT"
 PRINT="${PRINT:-0}"
 if [ "$PRINT" = 1 ]; then WORK="$OUT"; else WORK="${WORK:-$(mktemp -d -t kloop-device-work-XXXX)}"; fi
-mkdir -p "$WORK"
+mkdir -p "$WORK" && chmod 755 "$WORK"  # mktemp makes it 0700; the sandbox runs as another uid
 PY="${PYTHON:-python3}"
 BUDGET="${BUDGET:-570}"
 DEVICE="${DEVICE:-cuda}"  # contest and seccomp steps; DEVICE=cpu WORKLOADS=cpu check the script's mechanics on a CPU
@@ -305,7 +305,7 @@ if loop.is_file():
         print(f"   round {r['round']} {r['stage']:8s} {r['verify_status']} x{r['speedup_geomean']} accepted={r['accepted']} {r['reasons'][:1]}")
 for path in sorted([*out.glob("contest_*.json"), *out.glob("honest_*.json")]):
     v = json.loads(path.read_text())
-    worst = max((w.get("max_abs_err") or 0 for w in v.get("workloads", []) if isinstance(w.get("max_abs_err"), (int, float))), default=None)
+    worst = max((w.get("max_abs_error") or 0 for w in v.get("workloads", []) if isinstance(w.get("max_abs_error"), (int, float))), default=None)
     print(f"{path.stem:34s} {v['status']:9s} workloads {len(v.get('workloads', []))} failed {failed(v)} "
           f"reasons {[r[:160] for r in v.get('reasons', [])[:2]]}" + (f" max_abs_err {worst:.3g}" if worst is not None else ""))
 ladder = out / "ladder" / "timing_ladder.json"
