@@ -69,19 +69,26 @@ def _verdict(argv: list[str]) -> dict[str, Any] | None:
         return None
     verdict = json.loads(path.read_text())
     policy = [c for c in verdict.get("checks", []) if c.get("name") == "sandbox_policy"]
-    return {"status": verdict.get("status"), "reasons": verdict.get("reasons", []),
-            "sandbox_policy": policy[0] if policy else None}
+    return {
+        "status": verdict.get("status"),
+        "reasons": verdict.get("reasons", []),
+        "sandbox_policy": policy[0] if policy else None,
+    }
 
 
 def _report(record: dict[str, Any]) -> None:
     """Print the evidence plainly: filter on or not, then every refused call, then the conclusion."""
     print("\n== seccomp evidence")
     if not record["seccomp_available"]:
-        print("SECCOMP OFF: pyseccomp or libseccomp is missing here; the boxes ran with no filter "
-              "(sandbox_policy says 'seccomp: none'). This run says NOTHING about refused calls.")
+        print(
+            "SECCOMP OFF: pyseccomp or libseccomp is missing here; the boxes ran with no filter "
+            "(sandbox_policy says 'seccomp: none'). This run says NOTHING about refused calls."
+        )
     elif not record["listeners"]:
-        print("NO LISTENER: no box handed a seccomp user-notification fd to the supervisor (libseccomp "
-              "API < 5, or no box started). Refused calls, if any, were not observed.")
+        print(
+            "NO LISTENER: no box handed a seccomp user-notification fd to the supervisor (libseccomp "
+            "API < 5, or no box started). Refused calls, if any, were not observed."
+        )
     verdict = record["verdict"]
     if verdict and verdict.get("sandbox_policy"):
         policy = verdict["sandbox_policy"]
@@ -89,20 +96,26 @@ def _report(record: dict[str, Any]) -> None:
     total_after = 0
     for item in record["listeners"]:
         total_after += item["count"]
-        print(f"box {item['box']}: {len(item['before'])} refused before arming (harness start-up), "
-              f"{item['count']} after arming (build / candidate code)")
+        print(
+            f"box {item['box']}: {len(item['before'])} refused before arming (harness start-up), "
+            f"{item['count']} after arming (build / candidate code)"
+        )
         for when, rows in (("before", item["before"]), ("after", item["refused"])):
             for row in rows:
                 print(f"   REFUSED {when:6s} {row['call']} (pid {row['pid']})")
     status = verdict.get("status") if verdict else None
     if record["listeners"]:
         refused_any = any(item["before"] or item["refused"] for item in record["listeners"])
-        print(f"seccomp: {len(record['listeners'])} listener(s), "
-              f"{'REFUSED CALLS RECORDED (above)' if refused_any else 'no call refused'}; "
-              f"{total_after} after arming; verdict {status}")
+        print(
+            f"seccomp: {len(record['listeners'])} listener(s), "
+            f"{'REFUSED CALLS RECORDED (above)' if refused_any else 'no call refused'}; "
+            f"{total_after} after arming; verdict {status}"
+        )
         if total_after and status != "PASSED":
-            print("HONEST CANDIDATE REJECTED with refused calls after arming: the calls above are the evidence "
-                  "(a call CUDA or Triton needs is on the deny list)")
+            print(
+                "HONEST CANDIDATE REJECTED with refused calls after arming: the calls above are the evidence "
+                "(a call CUDA or Triton needs is on the deny list)"
+            )
 
 
 def main() -> int:
@@ -122,8 +135,13 @@ def main() -> int:
         rc = cli.main(argv)
     except SystemExit as exc:  # typer's usage errors
         rc = exc.code if isinstance(exc.code, int) else 1
-    record = {"argv": argv, "rc": rc, "seccomp_available": seccomp.available(),
-              "listeners": [_listener_record(item) for item in listeners], "verdict": _verdict(argv)}
+    record = {
+        "argv": argv,
+        "rc": rc,
+        "seccomp_available": seccomp.available(),
+        "listeners": [_listener_record(item) for item in listeners],
+        "verdict": _verdict(argv),
+    }
     args.record.parent.mkdir(parents=True, exist_ok=True)
     args.record.write_text(json.dumps(record, indent=1) + "\n")
     _report(record)
