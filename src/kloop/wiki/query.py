@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from kloop.wiki.aliases import AliasTable, tokens_of
+from kloop.wiki.symptoms import SymptomTable
 
 # Words that carry no kernel meaning in a question; dropped unless nothing else is left.
 STOPWORDS = frozenset(
@@ -47,6 +48,7 @@ class ParsedQuery:
     findings: list[str] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
     synonyms: list[str] = field(default_factory=list)  # other spellings of what was typed
+    mechanisms: list[str] = field(default_factory=list)  # what fixes of the symptoms named say (symptoms.yaml)
 
 
 def quote(phrase_tokens: list[str] | tuple[str, ...]) -> str:
@@ -55,12 +57,14 @@ def quote(phrase_tokens: list[str] | tuple[str, ...]) -> str:
 
 
 def parse_query(
-    text: str, aliases: AliasTable | None, *, expand: bool = True, drop: frozenset[str] = frozenset()
+    text: str, aliases: AliasTable | None, *, expand: bool = True, drop: frozenset[str] = frozenset(),
+    symptoms: SymptomTable | None = None,
 ) -> ParsedQuery:
-    """Build the MATCH expressions: the user's own terms, and (separately) their alias spellings.
+    """Build the MATCH expressions: the user's own terms, and (separately) their alias spellings and
+    the mechanisms of the symptoms they name.
 
     Keeping the alternatives apart lets search weigh a match on the words typed above a match on
-    a synonym, so expansion adds recall without drowning precision.
+    a synonym, and a synonym above a mechanism, so expansion adds recall without drowning precision.
     """
     filters: dict[str, str] = {}
     findings: list[str] = []
@@ -97,4 +101,8 @@ def parse_query(
     clauses = list(dict.fromkeys(clauses))
     synonyms = [a for a in dict.fromkeys(synonyms) if a not in clauses]
     alternatives = [a for a in dict.fromkeys(alternatives) if a not in clauses and a not in synonyms]
-    return ParsedQuery(clauses, alternatives, filters, findings, terms, synonyms)
+    mechanisms: list[str] = []
+    if expand and symptoms is not None:
+        taken = {*clauses, *synonyms, *alternatives}
+        mechanisms = [m for m in dict.fromkeys(quote(tokens_of(x)) for x in symptoms.expansions(free)) if m not in taken]
+    return ParsedQuery(clauses, alternatives, filters, findings, terms, synonyms, mechanisms)

@@ -37,6 +37,7 @@ from kloop.wiki.intent import (
 from kloop.wiki.query import STOPWORDS, adjacent_pairs, compounds, parse_query, quote
 from kloop.wiki.ranker import Candidate, RankModel
 from kloop.wiki.schema import Hit, Source
+from kloop.wiki.symptoms import SymptomTable, default_symptom_table
 
 # bm25 column weights: title, labels (tags, techniques, arch, findings), body, changed paths,
 # kernel files the commit created, diff excerpt. An introduction question ("when was X added")
@@ -63,6 +64,10 @@ def _rank_clause(weights: tuple[float, ...]) -> str:
 EXPANSION_WEIGHT = 0.25
 # Another spelling of what was typed (asm for assembly, fwd for forward) counts this much.
 SYNONYM_WEIGHT = 0.25
+# A mechanism the fix of a named symptom would say (symptoms.yaml: "hangs" -> deadlock, terminate) counts this
+# much, and at most MAX_MECHANISMS of them are searched (in the order the question names the symptoms).
+SYMPTOM_WEIGHT = 0.25
+MAX_MECHANISMS = 24
 # Introduction questions: the oldest candidate counts up to this much more than the newest (0.6 until
 # 2026-12-02b; 0.8 / 1.0 / 1.2 / 1.5: held AMD r@1 0.500 -> 0.571 / 0.571 / 0.643 / 0.643, fresh NVIDIA r@1
 # 0.640 -> 0.680 / 0.640 / 0.680 / 0.680; 1.2 cost fresh2 AMD r@1, 1.5 tune r@1).
@@ -236,6 +241,19 @@ class FtsSearch:
         self.model = model  # weighs every question's candidates; None: the hand weights
         self._df: dict[str, int] = {}
         self._df_total = -1
+        self._symptoms: SymptomTable | None = None
+        self._use_symptoms = True
+
+    def use_symptoms(self, table: SymptomTable | None) -> None:
+        """Search the mechanisms of the symptoms a question names from `table`; None: not at all."""
+        self._symptoms, self._use_symptoms = table, table is not None
+
+    @property
+    def symptoms(self) -> SymptomTable | None:
+        """The symptom vocabulary, read at the first search that needs it (shipped symptoms.yaml by default)."""
+        if self._use_symptoms and self._symptoms is None:
+            self._symptoms = default_symptom_table()
+        return self._symptoms
 
     def search(self, query: str, k: int, filters: dict[str, str | None], expand: bool = True) -> list[Hit]:
         """The top `k` hits for `query` under `filters` (vendor, arch, tag, kind)."""
@@ -271,7 +289,8 @@ class FtsSearch:
     def _gather(self, query: str, k: int, filters: dict[str, str | None], expand: bool) -> Pool:
         """The candidates' fused BM25 scores, with the question's intent, content groups and terms."""
         intent = read_intent(query, self.aliases)
-        parsed = parse_query(query, self.aliases, expand=expand, drop=QUESTION_ONLY)
+        parsed = parse_query(query, self.aliases, expand=expand, drop=QUESTION_ONLY,
+                             symptoms=self.symptoms if expand else None)
         merged = {**parsed.filters, **{key: value for key, value in filters.items() if value}}
         where, params = self.filter_sql(merged)
         if not parsed.clauses:
@@ -285,6 +304,7 @@ class FtsSearch:
             (synonyms, SYNONYM_WEIGHT, ROW_BUDGET // 2),
             (self._joined(query, parsed.clauses), SYNONYM_WEIGHT, ROW_BUDGET // 2),
             (related, EXPANSION_WEIGHT, ROW_BUDGET // 2),
+            (parsed.mechanisms[:MAX_MECHANISMS], SYMPTOM_WEIGHT, ROW_BUDGET // 2),
         )
         weights = INTRO_COLUMN_WEIGHTS if intent.introduction else COLUMN_WEIGHTS
         for phrases, weight, budget in passes:
@@ -293,7 +313,7 @@ class FtsSearch:
             kept, capped = self._plan(phrases, budget)
             for rowid, rank in self._rank(" OR ".join(kept), where, params, pool, capped, budget, query, weights):
                 scores[rowid] = scores.get(rowid, 0.0) - weight * rank
-        title_groups = self._title_groups(query)
+        title_groups = self._title_groups(query, expand)
         if parsed.clauses:
             # commits whose titles match best join too, however long the bodies that outrank them
             # ("Tkw1 (#236)", "Gemm+Bilinear (#316)": the terse first commit of a technique)
@@ -369,8 +389,25 @@ class FtsSearch:
         )
         return self._execute(sql, [expression, *rowids], expression)
 
-    def _title_groups(self, query: str) -> list[list[list[str]]]:
-        """The question's content words as groups of spellings (an alias span: all its synonyms)."""
+    @staticmethod
+    def _symptom_groups(symptoms: SymptomTable, query: str, tokens: list[str], covered: set[int]) -> list[list[list[str]]]:
+        """A symptom the question names, as a concept a fix's title may spell ("spins forever": deadlock, terminate,
+        ...); a size past the rule (4096, 2^31), as the large-size mechanisms; and, once any symptom is named, that
+        a fix is asked for. Spans already read as aliases stay theirs; the typed words keep their own groups too
+        (a title that says "illegal memory address" still spells "illegal" and "memory")."""
+        groups: list[list[list[str]]] = []
+        for a, b, mechanisms in symptoms.spans(tokens):
+            if covered.isdisjoint(range(a, b)):
+                groups.append([tokens[a:b], *(tokens_of(m) for m in mechanisms)])
+        if size := symptoms.size_mechanisms(query, tokens):
+            groups.append([tokens_of(m) for m in size])
+        if groups or symptoms.fired(query):
+            groups.append([tokens_of(w) for w in symptoms.fix_words])
+        return groups
+
+    def _title_groups(self, query: str, expand: bool = True) -> list[list[list[str]]]:
+        """The question's content words as groups of spellings (an alias span: all its synonyms; a symptom span:
+        the mechanisms its fix would name, symptoms.yaml)."""
         tokens = [t for t in tokens_of(query) if t not in STOPWORDS and t not in HISTORY_WORDS and t not in INTRO_WORDS
                   and t not in AUXILIARIES]
         groups: list[list[list[str]]] = []
@@ -378,6 +415,8 @@ class FtsSearch:
         for a, b, typed, synonyms, _ in self.aliases.expansion_groups(tokens):
             groups.append([tokens_of(typed), *(tokens_of(x) for x in synonyms)])
             covered.update(range(a, b))
+        if expand and (symptoms := self.symptoms) is not None:
+            groups += self._symptom_groups(symptoms, query, tokens, covered)
         spanned = {tokens[i] for i in covered}
         joined: set[str] = set()  # parts of hyphenated words: one group, spelled apart or joined
         for parts in compounds(query):

@@ -1,0 +1,94 @@
+"""A question in a user's words reaches the fix that shares none of them (symptoms.yaml).
+
+"crashes with an illegal memory access once slot ids exceed about 4096" and "widen pool indices to
+int64 to prevent int32 element-offset overflow" have no word in common: BM25 over the user's words
+and their alias spellings never makes the fix a candidate. The symptom vocabulary adds the
+mechanisms such fixes name (overflow, int64, terminate, deadlock ...) as a low-weight expansion.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kloop.errors import BadInput
+from kloop.wiki.aliases import tokens_of
+from kloop.wiki.git_ingest import GitIngester
+from kloop.wiki.query import STOPWORDS
+from kloop.wiki.store import WikiStore
+from kloop.wiki.symptoms import default_symptom_table, load_symptom_table
+from tests.wiki.conftest import GitRepo
+
+OVERFLOW_FIX = "widen pool indices to Int64 to prevent int32 element-offset overflow"
+HANG_FIX = "terminate top-p search at adjacent float bounds"
+
+
+def _history(repo: GitRepo) -> dict[str, str]:
+    """A small kernel repository: two fixes in kernel words, and commits that share the user's words."""
+    shas = {}
+    repo.commit("add paged decode kernel", {"csrc/decode.cu": "__global__ void decode(float* out, int i) {\n  out[i] = 0;\n}\n"},
+                date="2024-01-02T00:00:00+00:00")
+    repo.commit("reduce memory traffic in the slot mapping copy",
+                {"csrc/slot_copy.cu": "__global__ void slot_copy(int* ids) {\n  ids[threadIdx.x] += 1;\n}\n"},
+                date="2024-02-02T00:00:00+00:00")
+    repo.commit("access pattern cleanup for the sampling kernel",
+                {"csrc/top_p.cu": "__global__ void sample(float* p) {\n  p[threadIdx.x] *= 2.f;\n}\n"},
+                date="2024-03-02T00:00:00+00:00")
+    shas["overflow"] = repo.commit(OVERFLOW_FIX, {"csrc/decode.cu": (
+        "__global__ void decode(float* out, int i) {\n  int64_t pos = (int64_t)i * 128;\n  out[pos] = 0;\n}\n")},
+        date="2024-04-02T00:00:00+00:00")
+    shas["hang"] = repo.commit(HANG_FIX, {"csrc/top_p.cu": (
+        "__global__ void sample(float* p) {\n  while (lo < hi && nextafterf(lo, hi) < hi) { lo = mid(lo, hi); }\n}\n")},
+        date="2024-05-02T00:00:00+00:00")
+    repo.commit("speed up the slot copy kernel",
+                {"csrc/slot_copy.cu": "__global__ void slot_copy(int* ids) {\n  ids[threadIdx.x] += 2;\n}\n"},
+                date="2024-06-02T00:00:00+00:00")
+    return shas
+
+
+QUESTIONS = {
+    "overflow": "Generation crashes with an illegal memory access once slot ids exceed about 4096",
+    "hang": "Generation spins forever for some probability cutoffs",
+}
+
+
+@pytest.mark.parametrize("case", sorted(QUESTIONS))
+def test_a_symptom_reaches_the_fix_that_shares_no_word_with_it(repo: GitRepo, store: WikiStore, case: str) -> None:
+    shas = _history(repo)
+    GitIngester(store).ingest(repo.path, repo="kernels")
+    question, sha = QUESTIONS[case], shas[case]
+    entry = store.get(f"kernels@{sha[:12]}")
+    assert entry is not None
+    said = f"{entry.title} {entry.body} {entry.path_terms} {entry.added_terms} {entry.excerpt}"
+    assert set(tokens_of(said)).isdisjoint(set(tokens_of(question)) - STOPWORDS)  # no word in common
+    hits = [h.source.commit for h in store.search(question, k=5)]
+    # among the first three of six commits, above the ones that share the user's words ("memory", "slot",
+    # "access", "sampling") but fix nothing
+    assert sha in hits[:3], (question, [h.title for h in store.search(question, k=5)])
+    store._search.use_symptoms(None)  # the search before symptoms.yaml: the fix is not even a candidate
+    assert sha not in [h.source.commit for h in store.search(question, k=100)]
+
+
+def test_a_size_past_a_power_of_two_reads_as_the_large_size_symptom() -> None:
+    table = default_symptom_table()
+    fired = {text: [table.rows[i].canonical for i in table.fired(text)] for text in [
+        "garbage once slot ids exceed about 4096", "fails beyond 2^31 elements", "over 65536 tokens",
+        "prompts longer than four thousand entries", "with more than 2,000,000,000 values", "when n > 100000",
+        "hidden size 4096 on H100", "tile 128x128 over 2 stages", "up to 64 experts",
+    ]}
+    assert all("large-size" in rows for text, rows in list(fired.items())[:6]), fired
+    assert not any(list(fired.values())[6:]), fired  # a size that is no comparison, or a small one, reads as nothing
+
+
+def test_a_keyword_question_is_not_expanded() -> None:
+    table = default_symptom_table()
+    assert table.expansions("tma multicast warp specialized gemm") == []
+    assert "overflow" in table.expansions("illegal memory access for huge batches")
+    assert "terminate" in table.expansions("sampling hangs")
+
+
+def test_a_bad_symptom_file_is_one_line() -> None:
+    with pytest.raises(BadInput, match="numbers.row 'nope' names no row"):
+        load_symptom_table("numbers: {row: nope, min: 1, min_power: 1, after: [over]}\n"
+                           "rows: [{canonical: a, why: w, symptoms: [x], mechanisms: [y]}]\n", "s.yaml")
+    with pytest.raises(BadInput, match="why"):
+        load_symptom_table("rows: [{canonical: a, symptoms: [x], mechanisms: [y]}]\n", "s.yaml")
