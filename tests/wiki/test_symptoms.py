@@ -92,3 +92,18 @@ def test_a_bad_symptom_file_is_one_line() -> None:
                            "rows: [{canonical: a, why: w, symptoms: [x], mechanisms: [y]}]\n", "s.yaml")
     with pytest.raises(BadInput, match="why"):
         load_symptom_table("rows: [{canonical: a, symptoms: [x], mechanisms: [y]}]\n", "s.yaml")
+
+
+def test_the_cached_parse_is_the_shipped_file(tmp_path, monkeypatch) -> None:
+    """The shipped table read back from kloop's YAML cache (a search imports no YAML parser) is the file's."""
+    from importlib import resources
+
+    monkeypatch.setenv("KLOOP_HOME", str(tmp_path))
+    text = resources.files("kloop.wiki").joinpath("symptoms.yaml").read_text(encoding="utf-8")
+    first = load_symptom_table(text, "symptoms.yaml", cached=True)  # parses, writes the cache
+    again = load_symptom_table(text, "symptoms.yaml", cached=True)  # reads it back
+    fresh = load_symptom_table(text, "symptoms.yaml")
+    assert list((tmp_path / "cache").glob("symptoms-*.json"))
+    question = "garbage and NaN once slot ids exceed 4096, then it hangs"
+    assert first.expansions(question) == again.expansions(question) == fresh.expansions(question)
+    assert [r.model_dump() for r in again.rows] == [r.model_dump() for r in fresh.rows]

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kloop.errors import BadInput
 from kloop.wiki.aliases import TokenMatcher, tokens_of
+from kloop.wiki.yamlcache import YamlError, load_yaml, parse_yaml
 
 
 class SymptomRow(BaseModel):
@@ -138,15 +139,13 @@ class SymptomTable:
         return False
 
 
-def load_symptom_table(text: str, where: str) -> SymptomTable:
-    """Parse and validate a symptom file; BadInput names `where` on any problem. (YAML is imported here,
-    at the first search, not when `kloop` starts.)"""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def load_symptom_table(text: str, where: str, *, cached: bool = False) -> SymptomTable:
+    """Parse and validate a symptom file; BadInput names `where` on any problem. `cached`: the parse is read
+    back from kloop's YAML cache when it holds this text (a search then imports no YAML parser)."""
     try:
-        spec = SymptomFile.model_validate(yaml.load(text, Loader=loader))
-    except yaml.YAMLError as exc:
+        raw = load_yaml(text, "symptoms") if cached else parse_yaml(text)
+        spec = SymptomFile.model_validate(raw)
+    except YamlError as exc:
         raise BadInput(where, f"not valid YAML: {exc}") from None
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -161,4 +160,4 @@ def load_symptom_table(text: str, where: str) -> SymptomTable:
 def default_symptom_table() -> SymptomTable:
     """kloop's shipped symptom vocabulary."""
     ref = resources.files("kloop.wiki").joinpath("symptoms.yaml")
-    return load_symptom_table(ref.read_text(encoding="utf-8"), "kloop/wiki/symptoms.yaml")
+    return load_symptom_table(ref.read_text(encoding="utf-8"), "kloop/wiki/symptoms.yaml", cached=True)
