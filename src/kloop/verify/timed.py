@@ -47,9 +47,10 @@ from kloop.verify.threads import one_thread, single_threaded
 from kloop.verify.workload import POISONS, WorkloadJudge, derive_seed
 
 TARGET_BATCH_S = 0.002  # short batches, many rounds: the boxes of a round run close together in time
-FAST_BATCH_S = 0.0005
+FAST_BATCH_S = 0.0003
 """The fastest box's batch lasts at least this long when a slower box sets the count: what 32 calls
-(`MAX_ITERATIONS`) of a 15 us kernel always gave, so no comparison gets shorter batches than before."""
+(`MAX_ITERATIONS`) of a 10 us kernel always gave (examples/rmsnorm, 1 token, on a quiet machine), so
+no comparison gets shorter batches than the candidate-only sizing already gave its fastest calls."""
 MAX_ITERATIONS = 32  # every call is one hand-off (two context switches): bound the batch by count; the
 # settled cgroup CPU time is exact to the nanosecond, so a short batch still resolves its calls
 BATCH_BYTES = 24 << 20  # inputs plus outputs of one batch travel inside its window: bound them
