@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"agents", "skills"},  # the tuner agent searches with route/; skills are data plus their installer
     {"report", "export"},  # read finished runs
     {"loop"},
-    {"cli", "mcp", "__init__"},
+    {"cli", "cli_fast", "mcp", "__init__"},
 ]
 
 

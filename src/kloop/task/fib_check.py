@@ -6,7 +6,7 @@ counts inputs and outputs only, so it cannot see those intermediates. Run in the
 process, two such checks at once reached 10-12 GB resident each and the kernel's OOM killer
 ended them (and threatened whatever ran beside them).
 
-So the check (`fib_import._checked`: the trial run and, if it fails, the size oracle) runs in a
+So the check (`checked`: the trial run and, if it fails, the size oracle) runs in a
 child process whose address space is capped with RLIMIT_AS at `--memory-mb`, the limit the
 verifier's sandbox puts on the same reference in an A/A. An allocation past it fails at once
 inside the child (`can't allocate memory`), the importer's own memory never grows, and every
@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kloop.task.fib_sizes import ImportProblems, OverBudget, UnwrittenOutputs
+from kloop.task import fib_hints, fib_oracle
+from kloop.task.fib_sizes import ImportProblems, OverBudget, UnwrittenOutputs, trial_run, write_task
 
 __all__ = ["Checked", "checked_in_child"]
 
@@ -51,7 +52,7 @@ class Checked:
 def checked_in_child(staging: Path, file: Path, definition: dict[str, Any], workloads: list[dict[str, int]],
                      scalars: dict[str, Any], unknown: dict[str, list[int]], memory_mb: int,
                      notes: list[str]) -> Checked:  # fmt: skip
-    """`fib_import._checked` in a child limited to `memory_mb` MB of address space; its problems are raised here."""
+    """`checked` in a child limited to `memory_mb` MB of address space; its problems are raised here."""
     request = {"staging": str(staging), "file": str(file), "definition": definition, "workloads": workloads,
                "scalars": scalars, "unknown": unknown, "memory_mb": memory_mb, "notes": notes}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="kloop-fib-check-") as tmp:
@@ -79,19 +80,59 @@ def checked_in_child(staging: Path, file: Path, definition: dict[str, Any], work
     return Checked(result["definition"], result["workloads"], result["notes"])
 
 
+def checked(staging: Path, file: Path, converted: dict[str, Any], workloads: list[dict[str, int]],
+             scalars: dict[str, Any], unknown: dict[str, list[int]], memory_mb: int,
+             hints: fib_hints.Hints) -> tuple[dict[str, Any], list[dict[str, int]]]:  # fmt: skip
+    """Run the reference on every workload; if it fails, let `fib_oracle` find the sizes the definition leaves unstated."""
+    try:
+        _trial_first(staging, file, unknown)
+        return converted, workloads
+    except (UnwrittenOutputs, OverBudget):
+        raise
+    except ImportProblems as failed:
+        found = fib_oracle.search(converted, workloads, scalars, unknown, int(memory_mb * (1 << 20) * 0.5))
+        if found is None:
+            raise failed from None
+    hints.notes.extend(found.notes)
+    for item in staging.iterdir():
+        item.unlink()
+    write_task(staging, found.definition, found.workloads, scalars, file, hints.notes)
+    trial_run(staging, file)
+    return found.definition, found.workloads
+
+
+def _trial_first(staging: Path, file: Path, unknown: dict[str, list[int]]) -> None:
+    """The reference on the written task; a const the tracer left unresolved always counts as a failure."""
+    try:
+        trial_run(staging, file)
+    except ImportProblems as failed:
+        if unknown and not isinstance(failed, UnwrittenOutputs | OverBudget):
+            raise ImportProblems(file, [_unknown_line(unknown, failed.problems[0])]) from None
+        raise
+    if unknown:
+        raise ImportProblems(file, [_unknown_line(unknown, None)])
+
+
+def _unknown_line(unknown: dict[str, list[int]], first: str | None) -> str:
+    """One line: which consts have no value, what was tried, and how the reference failed with the first values."""
+    names = ", ".join(f"{a!r}" for a in unknown)
+    tried = "; ".join(f"{a} in {c}" for a, c in unknown.items())
+    failure = f"; with the first values it {first.removeprefix('reference ')}" if first else ""
+    return (f"const axis {names} has no value (the tracer could not resolve it) and no value tried ({tried}) lets "
+            f"the reference run with its declared shapes{failure}; give one with "
+            + " ".join(f"--const {a}=N" for a in unknown))
+
+
 def _child(ask: Path, answer: Path) -> int:
     """Cap the address space, then run the check; the result (or the problems) goes to `answer` as JSON."""
     request = json.loads(ask.read_text(encoding="utf-8"))
     limit = int(request["memory_mb"]) << 20
     if limit > 0:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    from kloop.task import fib_hints
-    from kloop.task.fib_import import _checked
-
     hints = fib_hints.Hints(notes=list(request["notes"]))
     result: dict[str, Any]
     try:
-        definition, workloads = _checked(Path(request["staging"]), Path(request["file"]), request["definition"],
+        definition, workloads = checked(Path(request["staging"]), Path(request["file"]), request["definition"],
                                          request["workloads"], request["scalars"], request["unknown"],
                                          int(request["memory_mb"]), hints)  # fmt: skip
         result = {"definition": definition, "workloads": workloads, "notes": hints.notes}

@@ -27,9 +27,8 @@ from typing import Any
 
 from kloop.errors import BadInput
 from kloop.task import fib_check, fib_hints, fib_oracle, fib_reference
-from kloop.task.fib_sizes import ImportProblems, OverBudget, UnwrittenOutputs
+from kloop.task.fib_sizes import ImportProblems, UnwrittenOutputs
 from kloop.task.fib_sizes import size_workloads as _size
-from kloop.task.fib_sizes import trial_run as _trial
 from kloop.task.fib_sizes import write_task as _write
 from kloop.task.parsing import read_json
 
@@ -103,7 +102,7 @@ def _import(raw: dict[str, Any], file: Path, out: Path, name: str | None, scale:
 def _checked_within(staging: Path, file: Path, converted: dict[str, Any], workloads: list[dict[str, int]],
                     scalars: dict[str, Any], unknown: dict[str, list[int]], memory_mb: int,
                     hints: fib_hints.Hints) -> tuple[dict[str, Any], list[dict[str, int]]]:  # fmt: skip
-    """`_checked` in a child process capped at `memory_mb` (`fib_check`); past the cap, the static conversion and a note."""
+    """`fib_check.checked` in a child process capped at `memory_mb` (`fib_check`); past the cap, the static conversion and a note."""
     done = fib_check.checked_in_child(staging, file, converted, workloads, scalars, unknown, memory_mb, hints.notes)
     hints.notes[:] = done.notes
     if done.skipped is None:
@@ -120,49 +119,6 @@ def _checked_within(staging: Path, file: Path, converted: dict[str, Any], worklo
                        f"A/A too needs a larger --memory-mb or smaller const axes (--const)")  # fmt: skip
     _write(staging, converted, workloads, scalars, file, hints.notes)
     return converted, workloads
-
-
-def _checked(staging: Path, file: Path, converted: dict[str, Any], workloads: list[dict[str, int]],
-             scalars: dict[str, Any], unknown: dict[str, list[int]], memory_mb: int,
-             hints: fib_hints.Hints) -> tuple[dict[str, Any], list[dict[str, int]]]:  # fmt: skip
-    """Run the reference on every workload; if it fails, let `fib_oracle` find the sizes the definition leaves unstated."""
-    try:
-        _trial_first(staging, file, unknown)
-        return converted, workloads
-    except (UnwrittenOutputs, OverBudget):
-        raise
-    except ImportProblems as failed:
-        found = fib_oracle.search(converted, workloads, scalars, unknown, int(memory_mb * (1 << 20) * 0.5))
-        if found is None:
-            raise failed from None
-    hints.notes.extend(found.notes)
-    for item in staging.iterdir():
-        item.unlink()
-    _write(staging, found.definition, found.workloads, scalars, file, hints.notes)
-    _trial(staging, file)
-    return found.definition, found.workloads
-
-
-def _trial_first(staging: Path, file: Path, unknown: dict[str, list[int]]) -> None:
-    """The reference on the written task; a const the tracer left unresolved always counts as a failure."""
-    try:
-        _trial(staging, file)
-    except ImportProblems as failed:
-        if unknown and not isinstance(failed, UnwrittenOutputs | OverBudget):
-            raise ImportProblems(file, [_unknown_line(unknown, failed.problems[0])]) from None
-        raise
-    if unknown:
-        raise ImportProblems(file, [_unknown_line(unknown, None)])
-
-
-def _unknown_line(unknown: dict[str, list[int]], first: str | None) -> str:
-    """One line: which consts have no value, what was tried, and how the reference failed with the first values."""
-    names = ", ".join(f"{a!r}" for a in unknown)
-    tried = "; ".join(f"{a} in {c}" for a, c in unknown.items())
-    failure = f"; with the first values it {first.removeprefix('reference ')}" if first else ""
-    return (f"const axis {names} has no value (the tracer could not resolve it) and no value tried ({tried}) lets "
-            f"the reference run with its declared shapes{failure}; give one with "
-            + " ".join(f"--const {a}=N" for a in unknown))
 
 
 def _convert(raw: dict[str, Any], name: str | None, consts: dict[str, int],
