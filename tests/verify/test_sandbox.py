@@ -169,3 +169,20 @@ def test_verdict_says_which_filesystem_policy_ran(tmp_path: Path) -> None:
     assert groups.startswith("cgroups: ")
     assert layout == ("address layout: fixed (ASLR off)" if fixed_layout_available()
                       else "address layout: randomized per process")
+
+
+@pytest.mark.parametrize("entry", ["/nonexistent/kloop-test-site", "relative/missing"])
+def test_an_import_path_that_does_not_exist_rejects_no_honest_kernel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str
+) -> None:
+    """A stale PYTHONPATH entry is the user's shell, not the candidate: the import system lists it, and
+    that listing once counted as a sandbox violation and rejected every honest candidate."""
+    from kloop.task.load import load_task
+    from kloop.verify import VerifyOptions, verify
+
+    monkeypatch.setenv("PYTHONPATH", entry + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    here = Path(__file__).parent
+    options = VerifyOptions(device="cpu", timing=False, speedup=False, log_dir=tmp_path / "logs",
+                            cache_dir=tmp_path / "cache", workloads=1)  # fmt: skip
+    result = verify(load_task(here / "tasks" / "rmsnorm_tiny"), here / "redteam" / "honest_dps", options)
+    assert result.passed, result.reasons

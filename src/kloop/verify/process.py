@@ -62,9 +62,8 @@ def _sandbox_env(workdir: Path, threads: int) -> dict[str, str]:
 
     env = {k: os.environ[k] for k in ENV_PASSTHROUGH if k in os.environ}
     src_root = str(Path(kloop.__file__).resolve().parents[1])
-    extra = os.environ.get("PYTHONPATH")
     env.update(
-        HOME=str(workdir), TMPDIR=str(workdir), PYTHONPATH=src_root + (os.pathsep + extra if extra else ""),
+        HOME=str(workdir), TMPDIR=str(workdir), PYTHONPATH=os.pathsep.join([src_root, *_import_paths()]),
         # One hash seed for every box, as one address layout (contain.wrap): two boxes that run the
         # same code should differ in nothing else.
         PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0",
@@ -385,13 +384,24 @@ class SandboxProcess:
         self.close()
 
 
+def _import_paths() -> list[str]:
+    """The user's PYTHONPATH entries a box can use: absolute, and there.
+
+    The import system lists every entry (`os.listdir`); a stale one outside the allowed roots was
+    refused as the candidate's access and rejected every honest kernel. A relative entry would name
+    a folder under the box's own working directory, not the user's.
+    """
+    entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return [p for p in entries if os.path.isabs(p) and os.path.exists(p)]
+
+
 def _interpreter_roots() -> list[str]:
     """Where the interpreter and what it imports live (to be reachable by the box's unprivileged uid)."""
     import kloop
 
     roots = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, os.path.dirname(os.path.realpath(sys.executable)),
              str(Path(kloop.__file__).resolve().parents[1])}  # fmt: skip
-    roots.update(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p))
+    roots.update(_import_paths())
     return sorted(os.path.realpath(r) for r in roots if r and os.path.isdir(r))
 
 
