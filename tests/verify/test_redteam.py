@@ -71,6 +71,11 @@ NO_UNEARNED_SPEEDUP: dict[str, set[str]] = {
     "attack_timer_patch_cuda_event": {"wall_clock", "physics_floor"},
 }
 
+# a call limit of its own: the memory bomb fills 256 MB blocks page by page up to the 2 GB limit, ~5 s
+# of a call on a quiet 2-core VM and past the 10 s limit at CI load (TIMEOUT: refused, but not by the
+# memory limit this attack is here to test)
+CALL_LIMIT_S = {"attack_memory_bomb": 90.0}
+
 HONEST = sorted(p.name for p in REDTEAM.iterdir() if p.name.startswith("honest_"))
 
 
@@ -82,7 +87,10 @@ def redteam_options(tmp_path: Path, *, timing: bool) -> VerifyOptions:
 
 
 def run_solution(name: str, tmp_path: Path, *, timing: bool) -> VerifyResult:
-    return verify(load_task(TASK), REDTEAM / name, redteam_options(tmp_path, timing=timing))
+    options = redteam_options(tmp_path, timing=timing)
+    if name in CALL_LIMIT_S:
+        options = options.model_copy(update={"timeout_s": CALL_LIMIT_S[name]})
+    return verify(load_task(TASK), REDTEAM / name, options)
 
 
 def test_redteam_has_enough_genuine_attacks() -> None:

@@ -69,7 +69,9 @@ half its own CPU time (its wall/CPU then exceeds 1.5x what load explains): sleep
 I/O, a lock or a device, none of which the CPU-time clock sees. At 50 us, identical code was
 flagged (and rejected) on the 2-core machine running the suite: 70 us more "sleep" per call for the
 candidate than for the same code as baseline (page faults and wake-up latency schedstat does not
-count as waiting for a CPU)."""
+count as waiting for a CPU). Even at 1 ms, a host stalled for other reasons (CI at load 10: honest
+rmsnorm 1.2 ms per call "asleep" more than the baseline) flagged honest code, so a flagged workload
+is timed a second time and only a candidate that sleeps through both timings is flagged."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,8 @@ class WorkloadTiming:
     wall_ns: dict[str, list[float]] = field(default_factory=dict)
     asleep_ns: dict[str, list[float]] = field(default_factory=dict)
     harness_ns: float = 0.0
+    retimed: bool = False
+    """The first timing read the candidate asleep (`off_cpu`), so these are a second timing's rounds."""
     """The hand-off's own cost per call: no-op calls in the baseline's box (or, without one, in the
     candidate's box before its code was imported)."""
 
@@ -223,6 +227,25 @@ class Picked:
     outputs: list[Any]
 
 
+def sleep_excess_ns(timing: WorkloadTiming) -> float | None:
+    """Median over rounds of how much longer per call the candidate slept than the baseline.
+
+    Paired by round: the two boxes' batches of a round run back to back, so load that drifts over
+    the rounds cancels; None without schedstat readings for both boxes."""
+    mine, theirs = timing.asleep_ns.get(CANDIDATE), timing.asleep_ns.get("baseline")
+    if not mine or not theirs or len(mine) != len(theirs):
+        return None
+    return float(statistics.median(c - b for c, b in zip(mine, theirs, strict=True)))
+
+
+def asleep(timing: WorkloadTiming) -> bool:
+    """The candidate sleeps over OFF_CPU_MIN_NS per call more than the baseline, and over half its CPU time."""
+    extra = sleep_excess_ns(timing)
+    if extra is None:
+        return False
+    return extra > OFF_CPU_MIN_NS and extra > (OFF_CPU_FACTOR - 1) * trimmed_geomean(timing.cost_ns[CANDIDATE])
+
+
 class TimingSession:
     """Times the listed workloads; records timed_outputs, wall_clock, physics_floor and off_cpu in `book`."""
 
@@ -277,6 +300,9 @@ class TimingSession:
             for label in self._order():
                 slots[label] = BoxSlots(self.boxes[label], layout, inputs, specs, self.plan.timeout_s)
             timing = self._rounds(workload, slots, layout, inputs, where)
+            if self.clock == "cpu-time" and asleep(timing):  # a stalled host, or a sleeper:
+                timing = self._rounds(workload, slots, layout, inputs, where)  # only a sleeper sleeps twice
+                timing.retimed = True
         finally:
             for s in slots.values():
                 s.close()
@@ -456,20 +482,23 @@ class TimingSession:
         Off-CPU time is split with the threads' schedstat: waiting for a CPU is load (both boxes
         see it), the rest of a call's wall time that is not CPU time is sleep, I/O, a lock or a device.
         """
-        c_sleep, b_sleep = timing.asleep_ns.get(CANDIDATE), timing.asleep_ns.get("baseline")
-        if self.clock != "cpu-time" or not c_sleep or not b_sleep:
+        extra = sleep_excess_ns(timing)
+        if self.clock != "cpu-time" or extra is None:
             self.book.skip("off_cpu", "needs the CPU-time clock, schedstat and a baseline timed beside the candidate")
             return
         c_cpu, c_wall = trimmed_geomean(timing.cost_ns[CANDIDATE]), trimmed_geomean(timing.wall_ns[CANDIDATE])
         b_cpu, b_wall = trimmed_geomean(timing.cost_ns["baseline"]), trimmed_geomean(timing.wall_ns["baseline"])
-        extra = statistics.median(c_sleep) - statistics.median(b_sleep)
         ratios = f"wall/CPU {c_wall / max(c_cpu, 1.0):.2f} against the baseline's {b_wall / max(b_cpu, 1.0):.2f}"
-        if extra > OFF_CPU_MIN_NS and extra > (OFF_CPU_FACTOR - 1) * c_cpu:
+        twice = " (and in a second timing of this workload)" if timing.retimed else ""
+        if asleep(timing):
             self.book.failed("off_cpu", f"{where}: {ratios}: the candidate sleeps {extra / 1e6:.3f} ms per call more "
-                             "than the baseline (sleep, I/O, a lock or a device, not waiting for a CPU); the CPU-time "
-                             "clock does not see that time, so its latency would understate what a caller waits")  # fmt: skip
+                             f"than the baseline{twice} (sleep, I/O, a lock or a device, not waiting for a CPU); the "
+                             "CPU-time clock does not see that time, so its latency would understate what a caller "
+                             "waits")  # fmt: skip
         else:
-            self.book.passed("off_cpu", f"{ratios}; asleep {max(extra, 0) / 1e3:.1f} us per call more than the baseline")
+            again = "; timed twice (the first timing read a stall)" if timing.retimed else ""
+            self.book.passed("off_cpu", f"{ratios}; asleep {max(extra, 0) / 1e3:.1f} us per call more than the "
+                                        f"baseline{again}")  # fmt: skip
 
     def _check_physics(self, gross_ms: float, axes: dict[str, int], where: str) -> None:
         """On the whole per-call cost (the hand-off included): never makes an honest call look impossible."""
