@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,23 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 EXAMPLES = REPO / "examples"
 SLOW_FIRST = Path(__file__).resolve().parent / "slow_first.txt"
+
+
+def _share_the_cores() -> None:
+    """Each xdist worker's OpenMP pools (torch's, the references', every kloop it starts) get its share
+    of the cores, not all of them.
+
+    With two workers on two cores each worker's torch ran two threads, so every parallel region
+    waited for a thread the other worker held: a GDN prefill verification took 25-29 s instead of
+    8-14 s. kloop's own pool does the same by pinning each slot to its CPU set. An explicit
+    OMP_NUM_THREADS wins; sandboxes set their own (`--threads`).
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1 and "OMP_NUM_THREADS" not in os.environ:
+        os.environ["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // workers))
+
+
+_share_the_cores()
 
 
 def _has_gpu() -> bool:
