@@ -88,6 +88,27 @@ def test_pool_starts_spares_only_when_refilled(tmp_path: Path) -> None:
         pool.close()
 
 
+def test_pool_closes_the_spares_of_configurations_no_longer_taken(tmp_path: Path) -> None:
+    """One idle sandbox per configuration ever taken piled up in a long process (116, ~10 GB, in a
+    full suite run): a configuration not taken for two refills loses its spare, and the spare dies."""
+    pool = SandboxPool()
+    try:
+        first_spare = None
+        for name in ("a", "b", "c"):
+            (tmp_path / name).mkdir()
+            box = pool.take(device="cpu", threads=1, memory_limit_mb=2048, label="candidate", cache_dir=tmp_path / name)
+            box.close()
+            pool.refill()
+            if first_spare is None:
+                (first_spare,) = pool.spares().values()
+        held = pool.spares()
+        assert sorted(Path(key[4]).name for key in held) == ["b", "c"]
+        assert first_spare.proc is not None and first_spare.proc.poll() is not None  # closed, not forgotten
+        assert all(spare.proc is not None and spare.proc.poll() is None for spare in held.values())
+    finally:
+        pool.close()
+
+
 def test_sandbox_gets_a_private_dir_and_minimal_environment(tmp_path: Path) -> None:
     box = SandboxProcess(device="cpu", threads=1, memory_limit_mb=2048, log_path=tmp_path / "log.txt").start()
     try:

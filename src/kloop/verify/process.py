@@ -460,19 +460,32 @@ def _sweep_once() -> None:
     sweep_stale()
 
 
+PoolKey = tuple[str, int, int, str, str]
+"""device, threads, memory limit (MB), label, build cache folder: what makes two sandboxes interchangeable."""
+
+
 class SandboxPool:
-    """Keeps one pre-started sandbox per configuration, so the next candidate skips the start cost.
+    """Keeps a pre-started sandbox per configuration in use, so the next candidate skips the start cost.
 
     A spare has imported torch and captured its timer, and has never seen candidate code: taking
     it is as fresh as starting one. `take` hands the spare over (or starts one); `refill`, called
-    once a verification has closed its boxes, starts the next spares. Started at `take`, a spare's
-    torch import (~1.4 s of CPU) ran on the very CPU the verification's boxes were pinned to, and
-    made a prestarted verification slower than one with fresh boxes.
+    once a verification has closed its boxes, starts spares for the configurations that
+    verification took. Started at `take`, a spare's torch import (~1.4 s of CPU) ran on the very CPU
+    the verification's boxes were pinned to, and made a prestarted verification slower than one
+    with fresh boxes.
+
+    Only the configurations taken since the last two refills keep spares; older ones are closed.
+    A campaign takes the same few every time, but a process that verifies under many (the test
+    suite: one build cache per test) kept one idle sandbox per configuration it had ever seen:
+    116 of them, ~10 GB resident, late in a full suite run.
     """
 
+    KEEP_REFILLS = 2
+
     def __init__(self) -> None:
-        self._spares: dict[tuple[str, int, int, str, str], SandboxProcess] = {}
-        self._wanted: set[tuple[str, int, int, str, str]] = set()
+        self._spares: dict[PoolKey, SandboxProcess] = {}
+        self._taken: dict[PoolKey, int] = {}  # key -> the refill count when it was last taken
+        self._refills = 0
         self._lock = threading.Lock()
         self._dir = Path(tempfile.mkdtemp(prefix="kloop-sandbox-pool-"))
         import atexit
@@ -483,21 +496,33 @@ class SandboxPool:
              cache_dir: Path | None = None) -> SandboxProcess:  # fmt: skip
         key = (device, threads, memory_limit_mb, label, str(cache_dir or ""))
         with self._lock:
-            self._wanted.add(key)
+            self._taken[key] = self._refills
             spare = self._spares.pop(key, None)
             if spare is None or spare.proc is None or spare.proc.poll() is not None:
                 spare = self._new(key).start()
         return spare
 
     def refill(self) -> None:
-        """Start a spare for every configuration taken so far that has none."""
+        """Start a spare for every configuration taken since the last refill; close the stale ones."""
         with self._lock:
-            for key in sorted(self._wanted):
+            stale = [key for key, when in self._taken.items() if when <= self._refills - self.KEEP_REFILLS]
+            for key in stale:
+                del self._taken[key]
+                spare = self._spares.pop(key, None)
+                if spare is not None:
+                    spare.close()
+            for key in sorted(key for key, when in self._taken.items() if when == self._refills):
                 spare = self._spares.get(key)
                 if spare is None or spare.proc is None or spare.proc.poll() is not None:
                     self._spares[key] = self._new(key).start()
+            self._refills += 1
 
-    def _new(self, key: tuple[str, int, int, str, str]) -> SandboxProcess:
+    def spares(self) -> dict[PoolKey, SandboxProcess]:
+        """The spares held now (a copy)."""
+        with self._lock:
+            return dict(self._spares)
+
+    def _new(self, key: PoolKey) -> SandboxProcess:
         device, threads, memory, label, cache = key
         log = self._dir / f"{label}-{secrets.token_hex(4)}.log"
         return SandboxProcess(device=device, threads=threads, memory_limit_mb=memory, log_path=log, label=label,
@@ -509,7 +534,7 @@ class SandboxPool:
             for spare in self._spares.values():
                 spare.close()
             self._spares.clear()
-            self._wanted.clear()
+            self._taken.clear()
             shutil.rmtree(self._dir, ignore_errors=True)
 
 

@@ -299,17 +299,19 @@ class TimingSession:
         try:
             for label in self._order():
                 slots[label] = BoxSlots(self.boxes[label], layout, inputs, specs, self.plan.timeout_s)
-            timing = self._rounds(workload, slots, layout, inputs, where)
+            timing, picked = self._rounds(workload, slots, layout, inputs, where)
             if self.clock == "cpu-time" and asleep(timing):  # a stalled host, or a sleeper:
-                timing = self._rounds(workload, slots, layout, inputs, where)  # only a sleeper sleeps twice
-                timing.retimed = True
+                timing, again = self._rounds(workload, slots, layout, inputs, where)  # only a sleeper sleeps twice
+                timing.retimed, picked = True, picked + again
+            self._recheck(picked, where)  # after every round: no box's batch follows the supervisor's reference work
         finally:
             for s in slots.values():
                 s.close()
         self._record(workload, result, timing, axes, where)
 
     def _rounds(self, workload: Workload, slots: dict[str, BoxSlots], layout: Layout, inputs: dict[str, Any],
-                where: str) -> WorkloadTiming:  # fmt: skip
+                where: str) -> tuple[WorkloadTiming, list[Picked]]:  # fmt: skip
+        """Warm-up, the hand-off's calibration and the rounds; returns the calls picked for re-checking."""
         timing = WorkloadTiming(cost_ns={label: [] for label in slots}, wall_ns={label: [] for label in slots},
                                 asleep_ns={label: [] for label in slots})  # fmt: skip
         calls_ns: list[float] = []
@@ -339,8 +341,7 @@ class TimingSession:
                     want = math.ceil(picks_left / (self.plan.rounds - r))
                     picks_left -= want
                     picked += self._pick(calls, take, layout, where, want, r)
-        self._recheck(picked, where)  # after the rounds: no box's batch follows the supervisor's reference work
-        return timing
+        return timing, picked
 
     def _cost(self, take: Take) -> float:
         return float(take.cpu_ns if self.clock == "cpu-time" and take.cpu_ns is not None else take.wall_ns)
