@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -43,3 +44,13 @@ def make_campaign(tmp: Path, lines: list[dict[str, Any]], *, verifier: Verifier 
 
 def real_verifier() -> KloopVerifier:
     return KloopVerifier("cpu", FAST_VERIFY)
+
+
+def lineage_rows(run: Path, columns: str) -> list[dict[str, Any]]:
+    """`columns` of every candidate row of a run's lineage (the seed row excluded), in round order."""
+    db = sqlite3.connect(run / "lineage.sqlite")
+    db.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in db.execute(f"SELECT {columns} FROM candidates WHERE round > 0 ORDER BY round")]
+    finally:
+        db.close()

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
 from kloop.loop.branches import BranchLineage
 from kloop.loop.lineage import CandidateRecord, Lineage
-from tests.loop.helpers import ROWSCALE, VECTORIZED, make_campaign, write_campaign
+from tests.loop.helpers import ROWSCALE, VECTORIZED, lineage_rows, make_campaign, write_campaign
 from tests.loop.test_end_to_end import ROW_LOOP, WRONG
 from tests.loop.test_resume import kloop, round_commits
 
@@ -33,13 +32,7 @@ def team_run(tmp_path: Path, lines: dict[str, list[dict[str, Any]]], *extra: str
 
 
 def _rows(run: Path) -> list[dict[str, Any]]:
-    db = sqlite3.connect(run / "lineage.sqlite")
-    db.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in db.execute("SELECT round, candidate, branch, parent, accepted, speedup_geomean, "
-                                            "commit_sha FROM candidates WHERE round > 0 ORDER BY round")]
-    finally:
-        db.close()
+    return lineage_rows(run, "round, candidate, branch, parent, accepted, speedup_geomean, commit_sha")
 
 
 OFF = [WRONG.replace("1e-2", value) for value in ("1e-2", "2e-2", "3e-2")]

@@ -28,7 +28,7 @@ from kloop.loop.config import RunConfig, Stage
 from kloop.loop.stopping import RunStatus
 from kloop.loop.team import TeamCampaign
 from kloop.loop.verifier import FakeVerifier
-from tests.loop.helpers import ROWSCALE
+from tests.loop.helpers import ROWSCALE, lineage_rows
 from tests.loop.test_resume import kloop
 
 pytestmark = pytest.mark.timeout(400)
@@ -43,13 +43,7 @@ def _openai(srv: ScriptedServer) -> OpenAIAgent:
 
 
 def _rows(run: Path) -> list[dict[str, Any]]:
-    db = sqlite3.connect(run / "lineage.sqlite")
-    db.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in db.execute("SELECT round, branch, tokens, review_tokens, cost_usd, review_cost_usd "
-                                            "FROM candidates WHERE round > 0 ORDER BY round")]
-    finally:
-        db.close()
+    return lineage_rows(run, "round, branch, tokens, review_tokens, cost_usd, review_cost_usd")
 
 
 def test_the_budget_flag_reads_tokens_beside_time_and_dollars() -> None:
