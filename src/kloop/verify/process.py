@@ -469,10 +469,9 @@ class SandboxPool:
 
     A spare has imported torch and captured its timer, and has never seen candidate code: taking
     it is as fresh as starting one. `take` hands the spare over (or starts one); `refill`, called
-    once a verification has closed its boxes, starts spares for the configurations that
-    verification took. Started at `take`, a spare's torch import (~1.4 s of CPU) ran on the very CPU
-    the verification's boxes were pinned to, and made a prestarted verification slower than one
-    with fresh boxes.
+    once a verification has closed its boxes, starts spares for the configurations taken recently.
+    Started at `take`, a spare's torch import (~1.4 s of CPU) ran on the very CPU the verification's
+    boxes were pinned to, and made a prestarted verification slower than one with fresh boxes.
 
     Only the configurations taken since the last two refills keep spares; older ones are closed.
     A campaign takes the same few every time, but a process that verifies under many (the test
@@ -503,7 +502,7 @@ class SandboxPool:
         return spare
 
     def refill(self) -> None:
-        """Start a spare for every configuration taken since the last refill; close the stale ones."""
+        """Start a spare for every configuration taken in the last two refills that has none; close the rest."""
         with self._lock:
             stale = [key for key, when in self._taken.items() if when <= self._refills - self.KEEP_REFILLS]
             for key in stale:
@@ -511,7 +510,7 @@ class SandboxPool:
                 spare = self._spares.pop(key, None)
                 if spare is not None:
                     spare.close()
-            for key in sorted(key for key, when in self._taken.items() if when == self._refills):
+            for key in sorted(self._taken):  # the recent ones (two verifications in threads refill in any order)
                 spare = self._spares.get(key)
                 if spare is None or spare.proc is None or spare.proc.poll() is not None:
                     self._spares[key] = self._new(key).start()
