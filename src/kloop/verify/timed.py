@@ -95,10 +95,10 @@ class WorkloadTiming:
     wall_ns: dict[str, list[float]] = field(default_factory=dict)
     asleep_ns: dict[str, list[float]] = field(default_factory=dict)
     harness_ns: float = 0.0
-    retimed: bool = False
-    """The first timing read the candidate asleep (`off_cpu`), so these are a second timing's rounds."""
     """The hand-off's own cost per call: no-op calls in the baseline's box (or, without one, in the
     candidate's box before its code was imported)."""
+    retimed: bool = False
+    """The first timing read the candidate asleep (`off_cpu`), so these are a second timing's rounds."""
 
 
 @dataclass
