@@ -17,9 +17,10 @@ def _share_the_cores() -> None:
     """Each xdist worker's OpenMP pools (torch's, the references', every kloop it starts) get its share
     of the cores, not all of them.
 
-    With two workers on two cores each worker's torch ran two threads, so every parallel region
-    waited for a thread the other worker held: a GDN prefill verification took 25-29 s instead of
-    8-14 s. kloop's own pool does the same by pinning each slot to its CPU set. An explicit
+    With two workers on two cores each worker's torch ran two threads: four busy threads on two
+    cores, where every parallel region waits for its slowest thread. (A GDN prefill verification
+    was seen at 25-29 s in the suite and 8-14 s alone; the share's own effect is not measured side
+    by side.) kloop's own pool does the same by pinning each slot to its CPU set. An explicit
     OMP_NUM_THREADS wins; sandboxes set their own (`--threads`).
     """
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
