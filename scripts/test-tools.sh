@@ -13,7 +13,7 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || ! .venv/bin/python -c
     for link in ${PIP_FIND_LINKS:-$(.venv/bin/python -m pip config get global.find-links 2>/dev/null || true)}; do
       LINKS+=(--find-links "$link")
     done
-    .venv/bin/uv pip install -q --python .venv/bin/python "${LINKS[@]}" -e ".[test,cluster]"
+    .venv/bin/uv pip install -q --compile-bytecode --python .venv/bin/python "${LINKS[@]}" -e ".[test,cluster]"
   else
     .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,cluster]"
   fi
