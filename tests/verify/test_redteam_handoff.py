@@ -7,6 +7,7 @@ sleep), so any speedup could only come from the trick.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from kloop.task.load import load_task
@@ -80,6 +81,19 @@ def test_a_sleeping_candidate_is_flagged(tmp_path: Path) -> None:
     check = result.check("off_cpu")
     assert check is not None and "sleeps" in check.detail and "understate" in check.detail, check
     assert "second timing" in check.detail, check  # a sleeper sleeps through the confirming timing too
+
+
+def test_a_box_that_dies_in_a_timed_call_is_caught_at_once(tmp_path: Path) -> None:
+    """Its end of the `done` pipe closes with it: EOF, not a wait for the call's time limit (60 s here)."""
+    options = redteam_options(tmp_path, timing=True).model_copy(update={"prestart": False, "timeout_s": 60})
+    start = time.monotonic()
+    result = verify(load_task(TASK), TIMING / "attack_exit_in_timed_call", options)
+    took = time.monotonic() - start
+    log = (tmp_path / "logs" / "candidate.log").read_text(errors="replace")
+    assert "KLOOP-ATTACK exit: leaving in a timed call" in log, log[-2000:]
+    assert result.status is VerifyStatus.RUNTIME_ERROR, result.reasons
+    assert any("closed the hand-off during timed call" in r for r in result.reasons), result.reasons
+    assert took < 60, took
 
 
 def test_a_host_stall_through_one_timing_rejects_no_honest_kernel(tmp_path: Path) -> None:

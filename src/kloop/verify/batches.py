@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
+import select
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kloop.verify.handoff import MSG, Layout, Region, make_layout, set_recv_timeout
+from kloop.verify.handoff import MSG, Layout, Region, make_layout
 from kloop.verify.process import SandboxFailure, SandboxProcess
 
 
@@ -122,10 +122,9 @@ class BoxSlots:
         scalars = {k: v for k, v in inputs.items() if not isinstance(v, torch.Tensor)}
         header = {"layout": layout.as_json(), "order": order, "scalars": scalars, "outputs": output_specs}
         try:
-            reply, _ = box.request("handoff", header, timeout_s=timeout_s,
-                                   fds=[self.region.fd, self.region.peer.fileno()])  # fmt: skip
+            reply, _ = box.request("handoff", header, timeout_s=timeout_s, fds=self.region.box_fds)
         finally:
-            self.region.peer.close()  # the sandbox holds its own end now
+            self.region.sent()  # the sandbox holds its own ends now
         if not reply.get("ok"):
             self.region.close()
             raise SandboxFailure("protocol", f"handoff refused: {str(reply.get('error'))[:200]}")
@@ -142,8 +141,10 @@ class BoxSlots:
             raise SandboxFailure("protocol", f"batch refused: {str(reply.get('error'))[:200]}")
         after = bytearray(slot * count)
         dst, src, out = region.view, memoryview(packed), memoryview(after)
-        sock, pack, unpack, now = region.sock, MSG.pack, MSG.unpack, time.perf_counter_ns
-        set_recv_timeout(sock, timeout_s)
+        go, done, pack, unpack, now = region.go, region.done, MSG.pack, MSG.unpack, time.perf_counter_ns
+        waiting = select.poll()
+        waiting.register(done, select.POLLIN)
+        timeout_ms = max(1, round(timeout_s * 1000))
         wall, failed = 0, None
         with on_cpus(self.cpus):
             cpu0 = box_cpu_ns(box, settled=True)
@@ -152,8 +153,8 @@ class BoxSlots:
                 a, b = i * slot, (i + 1) * slot
                 dst[a:b] = src[a:b]  # call i exists in the sandbox only from here on
                 t0 = now()
-                sock.send(pack(i))
-                msg = _recv(sock, box, i, timeout_s)
+                _send(go, pack(i), box, i)
+                msg = _recv(waiting, done, box, i, timeout_ms)
                 wall += now() - t0
                 out[a:b] = dst[a:b]  # the outputs as they are at `done`
                 got = unpack(msg)[0] if len(msg) == MSG.size else None
@@ -173,12 +174,22 @@ class BoxSlots:
         return Take(count, cpu, wall, report, after, failed, asleep)
 
 
-def _recv(sock: socket.socket, box: SandboxProcess, index: int, timeout_s: float) -> bytes:
+def _send(go: int, msg: bytes, box: SandboxProcess, index: int) -> None:
     try:
-        msg = sock.recv(16)
-    except (BlockingIOError, TimeoutError):
+        os.write(go, msg)
+    except OSError as exc:  # EPIPE: the box's end is closed, it died
         box.kill()
-        raise SandboxFailure("timeout", f"timed call {index} not answered within {timeout_s:g} s") from None
+        raise SandboxFailure("died", f"timing hand-off: go {index}: {exc}") from None
+
+
+def _recv(waiting: select.poll, done: int, box: SandboxProcess, index: int, timeout_ms: int) -> bytes:
+    """The box's answer to call `index`; only this process holds `done`'s read end, so a read after
+    poll() never blocks, and the box's death closes the write end (EOF)."""
+    if not waiting.poll(timeout_ms):
+        box.kill()
+        raise SandboxFailure("timeout", f"timed call {index} not answered within {timeout_ms / 1000:g} s")
+    try:
+        msg = os.read(done, 64)
     except OSError as exc:
         box.kill()
         raise SandboxFailure("died", f"timing hand-off: {exc}") from None

@@ -236,7 +236,7 @@ class SandboxProcess:
                 *, timeout_s: float, fds: list[int] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
         """Send one request and return the one reply that answers it.
 
-        `fds` (the timing hand-off's memfd and socket) follow the frame as one SCM_RIGHTS message.
+        `fds` (the timing hand-off's memfd and pipe ends) follow the frame as one SCM_RIGHTS message.
         """
         self.wait_ready()
         assert self.channel is not None

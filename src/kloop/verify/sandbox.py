@@ -4,7 +4,7 @@ It answers the supervisor's requests over the channel on fd N, one reply per req
 nothing else: `build` (compile, or take a verified cache hit, without importing: the reply's
 per-file hashes are taken before any candidate code runs), `load` (import the candidate), `stage` (receive one workload's inputs),
 `run` (one call with poisoned destination buffers), `handoff` (one workload's timing slots: a sealed
-memfd and a handshake socket), `batch` (a timing batch: after the reply, one call per `go` from the
+memfd and the handshake's pipes), `batch` (a timing batch: after the reply, one call per `go` from the
 supervisor, each call's inputs written only then; `kloop.verify.handoff`), `batch_report`, `bye`. It never sees the seed, the reference, the task
 files or any workload it was not sent. Its stdout/stderr go to a log file nobody parses.
 """
@@ -152,7 +152,8 @@ class Harness:
                 "new_threads": self._new_threads(), "violations": self._violations()}, tensors
 
     def handoff(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Take one workload's slots (a sealed memfd) and the handshake socket, sent with SCM_RIGHTS.
+        """Take one workload's slots (a sealed memfd), the read end of the `go` pipe and the write end
+        of the `done` pipe, sent with SCM_RIGHTS.
 
         The fds follow this request's frame on the channel; the views over the slots are made here,
         before any batch, so a batch's window holds nothing but hand-offs and calls.
@@ -162,15 +163,14 @@ class Harness:
         from kloop.verify.handoff import Receiver
 
         _msg, fds, _flags, _addr = _socket.recv_fds(self.channel.sock, 16, 4)
-        if len(fds) != 2:
+        if len(fds) != 3:
             for fd in fds:
                 os.close(fd)
-            return {"ok": False, "kind": "protocol", "error": f"expected 2 descriptors, got {len(fds)}"}, {}
+            return {"ok": False, "kind": "protocol", "error": f"expected 3 descriptors, got {len(fds)}"}, {}
         if self.receiver is not None:
             self.receiver.close()
         self.output_specs = list(req.get("outputs", self.output_specs))
-        sock = _socket.socket(fileno=fds[1])
-        self.receiver = Receiver(req["layout"], list(req["order"]), req.get("scalars", {}), fds[0], sock)
+        self.receiver = Receiver(req["layout"], list(req["order"]), req.get("scalars", {}), *fds)
         return {"ok": True}, {}
 
     def batch(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -192,12 +192,12 @@ class Harness:
         return {**report, "new_threads": self._new_threads(), "violations": self._violations()}, {}
 
     def _run_batch(self, count: int, noop: bool) -> None:
-        """`recv go i; call i; send done i`, `count` times. Nothing else runs between the hand-offs."""
+        """`read go i; call i; write done i`, `count` times. Nothing else runs between the hand-offs."""
         from kloop.verify.handoff import MSG
 
         rx = self.receiver
         assert rx is not None and (noop or self.fn is not None)
-        recv, send, pack = rx.sock.recv, rx.sock.send, MSG.pack
+        read, write, pack, go, done = os.read, os.write, MSG.pack, rx.go, rx.done
         fn, dps, cpu = self.fn, self.dps, self.device == "cpu"
         now = self.clock._now
         times: list[int] = []
@@ -205,7 +205,7 @@ class Harness:
         gc.disable()  # a collection pass landing in one batch and not another is pure noise
         try:
             for i in range(count):
-                msg = recv(8)
+                msg = read(go, 8)
                 if msg != pack(i):
                     self.report = {"ok": False, "kind": "protocol", "error": f"expected go {i}, got {msg!r:.40}"}
                     return
@@ -224,10 +224,10 @@ class Harness:
                         t0, t1 = 0, self._device_call(args, outs, bad, i)
                 except BaseException as exc:  # SystemExit and KeyboardInterrupt are runtime errors too
                     self.report = {"ok": False, "kind": "runtime", "error": _describe(exc)}
-                    send(pack(-(i + 1)))
+                    write(done, pack(-(i + 1)))
                     return
                 times.append(t1 - t0)
-                send(pack(i))
+                write(done, pack(i))
         except OSError as exc:
             self.report = {"ok": False, "kind": "protocol", "error": f"handshake: {exc}"}
             return

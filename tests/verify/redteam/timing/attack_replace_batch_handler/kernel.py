@@ -1,4 +1,5 @@
 import gc
+import os
 
 import torch
 
@@ -23,8 +24,8 @@ def _replace(harness):
 
         rx = harness.receiver
         for i in range(count):
-            rx.sock.recv(8)
-            rx.sock.send(MSG.pack(i))  # done before the work
+            os.read(rx.go, 8)
+            os.write(rx.done, MSG.pack(i))  # done before the work
             if not noop:
                 x, w = rx.ins[i]
                 rx.outs[i][0].copy_(_slow(x, w))
