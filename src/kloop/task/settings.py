@@ -21,11 +21,9 @@ class TraceModel(BaseModel):
     Attribute docstrings document the fields in the source only: pydantic's `use_attribute_docstrings`
     re-reads this module's source for every class it builds, ~0.03 s of each `kloop task show` and
     every other task load, and nothing reads the descriptions it would fill (no JSON schema of these
-    models is produced). `defer_build`: a model's validator is built at its first validation, not
-    at import, so a command that reads a definition never builds the trace and evaluation models'
-    (the class bodies of kloop.task took ~0.1 s of `kloop task show`)."""
+    models is produced)."""
 
-    model_config = ConfigDict(extra="ignore", defer_build=True)
+    model_config = ConfigDict(extra="ignore")
 
 
 class KloopBlockModel(TraceModel):
