@@ -17,6 +17,7 @@ import gc
 import importlib
 import os
 import resource
+import select
 import shutil
 import sys
 import threading
@@ -367,10 +368,12 @@ def _compile(solution: Any, device: str, cache_dir: Path, workdir: Path) -> Any:
 FIRST_REQUESTS_IMPORT = ("kloop.task.schema", "kloop.builder.cache", "kloop.builder.dispatch", "kloop.device.detect",
                          "psutil", "kloop.verify.measure", "kloop.verify.handoff")  # fmt: skip
 """What `build`, `stage` and `handoff` import on their first call: the builder's chain reaches
-pydantic's models. Imported right after the hello, so a prestarted box does it while it waits for
-its candidate: both boxes' `build` requests of an examples/rmsnorm verification took 0.65 s with
-these imports inside them, 0.05 s without. No candidate code has run yet, and these start no
-thread (the supervisor counts the box's own threads at the hello)."""
+pydantic's models. A box that gets no request within `IDLE_BEFORE_WARMING_S` of its hello (a
+spare) imports them then, while it waits for its candidate: both boxes' `build` requests of an
+examples/rmsnorm verification took 0.65 s with these imports inside them, 0.05 s without. A box
+started for a waiting supervisor answers at once instead (warming it first delayed its `build`).
+No candidate code has run yet, and these start no thread (the box's threads are counted at the hello)."""
+IDLE_BEFORE_WARMING_S = 0.05
 
 
 def _warm_imports() -> None:
@@ -428,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(max(1, args.threads))
     harness = Harness(channel, args.device, Path.cwd())
     channel.send({"op": "hello", "pid": os.getpid(), "time": time.time(), "torch": torch.__version__})
-    _warm_imports()
+    if not select.select([channel.sock], [], [], IDLE_BEFORE_WARMING_S)[0]:  # a spare: nobody is waiting on it yet
+        _warm_imports()
     return serve(channel, harness)
 
 
