@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import select
 import socket
 import statistics
 import struct
