@@ -23,7 +23,7 @@ loop whose cost decided the batch's (replacing it earned 2.61x). Now:
   (this 2-core Firecracker VM, plain Python, no sandbox). Each side holds only its ends, so the box
   can neither read the supervisor's `done` nor write a `go`, and its death closes `done` (EOF).
 
-What still runs in the sandbox per call is `recv go; fn(...); send done` (and, for a solution that
+What still runs in the sandbox per call is `read go; fn(...); write done` (and, for a solution that
 returns its outputs, the copy into the slot). Skipping any of it cannot make the box's CPU time
 smaller than the kernel plus one hand-off. Layout code only here; no torch at import.
 """
