@@ -156,33 +156,6 @@ def test_sandbox_has_its_own_namespaces_cpus_and_private_shm(tmp_path: Path) -> 
     assert box.containment is not None and not box.containment.dirs
 
 
-
-def test_supervisors_side_by_side_put_their_boxes_on_different_cpus(tmp_path: Path) -> None:
-    """Two supervisors alive at once whose pids would pick the same CPU (same `salt`) do not: the
-    second sees the first's claim. Picked by pid parity alone, two pytest workers sent every box of
-    both to one of two cores in half of all runs. (Their claims go to a folder of their own, so the
-    suite's other supervisors do not take part.)"""
-    if len(os.sched_getaffinity(0)) < 2:
-        pytest.skip("one CPU: nothing to spread over")
-    code = ("import sys; from pathlib import Path; import kloop.verify.cgroups as c; "
-            f"c.CLAIMS = Path({str(tmp_path)!r}); "
-            "print(c.pick_cpus(1, salt=0), c.pick_cpus(1, salt=0), flush=True); sys.stdin.read()")
-    procs = []
-    try:
-        picks = []
-        for _ in range(2):
-            proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    text=True)  # fmt: skip
-            procs.append(proc)
-            assert proc.stdout is not None
-            first, again = proc.stdout.readline().split(" ", 1)
-            assert first.strip() == again.strip()  # a supervisor keeps its CPUs: both its boxes share them
-            picks.append(first.strip())
-        assert picks[0] != picks[1], picks
-    finally:
-        for proc in procs:
-            proc.communicate("", timeout=30)
-
 def _maps(pid: int) -> dict[str, int]:
     """Lowest address each mapped file (and the heap and stack) starts at in process `pid`."""
     starts: dict[str, int] = {}

@@ -21,11 +21,9 @@ text for the `sandbox_policy` check.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import secrets
 import signal
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,68 +81,16 @@ def _running(tid: str) -> bool:
     return stat[stat.rindex(")") + 2 :].startswith("R")
 
 
-CLAIMS = Path(tempfile.gettempdir()) / "kloop-cpu-claims"
-"""One file per supervisor process that placed boxes (named by its pid, holding its CPUs), so that
-supervisors running side by side spread over the CPUs instead of guessing from their pids."""
-_picked: dict[tuple[int, tuple[int, ...]], tuple[int, ...]] = {}
-
-
 def pick_cpus(threads: int, salt: int | None = None) -> tuple[int, ...]:
     """`threads` CPUs of the supervisor's set; one supervisor's boxes share theirs (fair A-B timing).
 
-    A supervisor's first pick takes the CPUs that the fewest other live supervisors hold (their
-    claims in `CLAIMS`, read and written under a lock), ties broken by its pid (or `salt`), and
-    keeps them for its lifetime. Picked by pid alone, two pytest workers (or two `kloop verify`s)
-    with pids of the same parity put every box of both on one of two cores.
+    Different supervisors start at different CPUs (salted by pid) so parallel verifications spread.
     """
-    allowed = tuple(sorted(os.sched_getaffinity(0)))
+    allowed = sorted(os.sched_getaffinity(0))
     if threads >= len(allowed):
-        return allowed
-    key = (threads, allowed)
-    if key not in _picked:
-        _picked[key] = _claim(threads, allowed, os.getpid() if salt is None else salt)
-    return _picked[key]
-
-
-def _claim(threads: int, allowed: tuple[int, ...], salt: int) -> tuple[int, ...]:
-    start = salt % len(allowed)
-    rotated = allowed[start:] + allowed[:start]
-    try:
-        CLAIMS.mkdir(mode=0o1777, exist_ok=True)
-        with open(CLAIMS / ".lock", "a+") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            held = {cpu: 0 for cpu in allowed}
-            for claim in CLAIMS.glob("[0-9]*"):
-                if int(claim.name) == os.getpid():
-                    continue
-                if not _alive(int(claim.name)):  # its supervisor is gone: so is its claim
-                    with contextlib.suppress(OSError):
-                        claim.unlink()
-                    continue
-                for cpu in _claimed(claim):
-                    if cpu in held:
-                        held[cpu] += 1
-            picked = tuple(sorted(sorted(rotated, key=lambda cpu: held[cpu])[: max(1, threads)]))
-            (CLAIMS / str(os.getpid())).write_text(_cpuset_text(picked))
-            return picked
-    except OSError:  # no shared temporary directory: the pid decides, as before
-        return tuple(sorted(rotated[: max(1, threads)]))
-
-
-def _claimed(claim: Path) -> list[int]:
-    with contextlib.suppress(OSError, ValueError):
-        return [int(c) for c in claim.read_text().split(",") if c]
-    return []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        return tuple(allowed)
+    start = (os.getpid() if salt is None else salt) % len(allowed)
+    return tuple(sorted(allowed[(start + i) % len(allowed)] for i in range(max(1, threads))))
 
 
 def _write(path: Path, value: str) -> None:
