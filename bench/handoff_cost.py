@@ -23,13 +23,13 @@ import os
 import resource
 import socket
 import statistics
-import struct
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-MSG = struct.Struct("<i")
+from kloop.verify.handoff import MSG  # the hand-off's own message (no torch at import)
+
 TRIPS = 20_000
 
 
@@ -52,6 +52,7 @@ def floor() -> dict[str, float]:
     """us of the woken side's CPU per round trip, per mechanism."""
     before = os.sched_getaffinity(0)
     out: dict[str, float] = {}
+    fds: list[int] = []
     try:
         a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         out["seqpacket socket"] = _child_cpu_us(
@@ -63,11 +64,16 @@ def floor() -> dict[str, float]:
             lambda: [os.write(done_w, os.read(go_r, 8)) for _ in range(TRIPS)],
             lambda: [(os.write(go_w, MSG.pack(i)), os.read(done_r, 8)) for i in range(TRIPS)])  # fmt: skip
         go, done = os.eventfd(0), os.eventfd(0)
+        fds = [go_r, go_w, done_r, done_w, go, done]
         out["eventfd pair"] = _child_cpu_us(
             lambda: [os.eventfd_write(done, os.eventfd_read(go)) for _ in range(TRIPS)],
             lambda: [(os.eventfd_write(go, i + 1), os.eventfd_read(done)) for i in range(TRIPS)])  # fmt: skip
+        a.close()
+        b.close()
     finally:
         os.sched_setaffinity(0, before)
+        for fd in fds:
+            os.close(fd)
     return out
 
 

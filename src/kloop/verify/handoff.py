@@ -109,7 +109,7 @@ class Region:
     """The supervisor's end: the memfd, its mapping and the handshake's pipes.
 
     `box_fds` (the memfd, `go`'s read end, `done`'s write end) are for the sandbox; `sent()` closes
-    the supervisor's copies of the pipe ends once they are, so that the box's death reads as EOF.
+    the supervisor's copies of the box's pipe ends once they are, so that the box's death reads as EOF.
     """
 
     def __init__(self, layout: Layout) -> None:
@@ -120,13 +120,17 @@ class Region:
         self.view = memoryview(self.map)
         go_read, self.go = os.pipe2(os.O_CLOEXEC)
         self.done, done_write = os.pipe2(os.O_CLOEXEC)
-        self.box_fds = [self.fd, go_read, done_write]
+        self.box_ends = [go_read, done_write]
+
+    @property
+    def box_fds(self) -> list[int]:
+        return [self.fd, *self.box_ends]
 
     def sent(self) -> None:
-        for fd in self.box_fds[1:]:
+        for fd in self.box_ends:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        self.box_fds = self.box_fds[:1]
+        self.box_ends = []
 
     def close(self) -> None:
         self.view.release()

@@ -370,8 +370,9 @@ FIRST_REQUESTS_IMPORT = ("kloop.task.schema", "kloop.builder.cache", "kloop.buil
 """What `build`, `stage` and `handoff` import on their first call: the builder's chain reaches
 pydantic's models. A box that gets no request within `IDLE_BEFORE_WARMING_S` of its hello (a
 spare) imports them then, while it waits for its candidate: both boxes' `build` requests of an
-examples/rmsnorm verification took 0.65 s with these imports inside them, 0.05 s without. A box
-started for a waiting supervisor answers at once instead (warming it first delayed its `build`).
+examples/rmsnorm verification took 0.65 s with these imports inside them, 0.05 s without. A request
+already waiting at that moment is answered first (a fresh box's supervisor usually sends `build`
+later than that, so a fresh box still pays for the imports before its `build`: same total).
 No candidate code has run yet, and these start no thread (the box's threads are counted at the hello)."""
 IDLE_BEFORE_WARMING_S = 0.05
 
