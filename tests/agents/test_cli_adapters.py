@@ -136,17 +136,19 @@ def _processes_under(ws: Path) -> list[str]:
 
 @pytest.mark.parametrize("cli", cli_params())
 def test_host_keys_and_seed_secrets_never_reach_the_agent(cli: Cli, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("KLOOP_SEED_SECRET", "seed-7f3a")
-    monkeypatch.setenv("KLOOP_SEED_SECRET_FILE", "/secret/path-7f3a")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "host-key-7f3a")
-    monkeypatch.setenv("OPENAI_API_KEY", "host-key-7f3a")
+    # The marker holds letters no hex digit or UUID can: the agent's env carries random session ids.
+    marker = "qzxw-secret"
+    monkeypatch.setenv("KLOOP_SEED_SECRET", f"seed-{marker}")
+    monkeypatch.setenv("KLOOP_SEED_SECRET_FILE", f"/secret/path-{marker}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", f"host-key-{marker}")
+    monkeypatch.setenv("OPENAI_API_KEY", f"host-key-{marker}")
     ws = _workspace(tmp_path)
     dump = ws / "solution" / "env.txt"
     with ScriptedServer([cli.shell(f"env > {dump}"), text("done")]) as srv:
         result = cli.make(srv).run(_request(ws, Role.writer, tmp_path / "art"))
     seen = dump.read_text()
     assert "PATH=" in seen, result.final_message  # the dump ran
-    assert "7f3a" not in seen
+    assert marker not in seen
     assert "KLOOP_SEED_SECRET" not in seen
 
 
