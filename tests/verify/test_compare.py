@@ -39,6 +39,35 @@ def test_nonfinite_matching_a_nonfinite_reference_is_fine() -> None:
     assert compare(ref.float(), ref, TOL, ALL).numeric
 
 
+@pytest.mark.parametrize("wrong", [-float("inf"), float("nan"), 5.0, 0.0])
+def test_a_reference_inf_is_matched_exactly_or_not_at_all(wrong: float) -> None:
+    """atol + rtol*|inf| is inf: it must not excuse the other inf, a NaN, or any finite value."""
+    ref = torch.tensor([1.0, float("inf"), 2.0], dtype=torch.float64)
+    out = ref.float().clone()
+    out[1] = wrong
+    result = compare(out, ref, TOL, ALL)
+    assert not result.numeric and result.mismatched == 1, result.detail
+
+
+@pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.float8_e5m2])
+def test_fp8_output_may_sit_on_the_next_grid_point_but_no_further(dtype: torch.dtype) -> None:
+    """A quantizer's honest float32 value a rounding error from a tie rounds either way; one step of
+    the fp8 grid at the bottom of a binade (8 -> 9 in e4m3: 12.5 %) exceeds the default 1e-1."""
+    fp8 = Tolerance(atol=0.1, rtol=0.1)
+    grid = torch.arange(0, 256, dtype=torch.uint8).view(dtype).double()
+    grid = grid[torch.isfinite(grid) & (grid > 0)].unique()  # every positive finite value, ascending
+    ref = grid[:-2].to(dtype)
+    above, two_above = grid[1:-1].to(dtype), grid[2:].to(dtype)
+    assert compare(above, ref, fp8, ALL).numeric  # every value's upper neighbour
+    assert compare(ref, above, fp8, ALL).numeric  # and lower neighbour
+    strict = Tolerance(atol=0.0, rtol=0.0)
+    assert compare(above, ref, strict, ALL).numeric  # one step, whatever the tolerance
+    result = compare(two_above, ref, strict, ALL)
+    assert result.mismatched == ref.numel(), result.detail  # two steps is never a rounding difference
+    at_eight = int((grid == 8.0).nonzero())
+    assert not compare(two_above[at_eight:at_eight + 1], ref[at_eight:at_eight + 1], fp8, ALL).numeric
+
+
 def test_matched_ratio_and_error_cap() -> None:
     ref = torch.zeros(100, dtype=torch.float64)
     out = torch.zeros(100)

@@ -3,6 +3,11 @@
 Rule (DESIGN): |out - ref| <= atol + rtol * |ref| for at least `matched_ratio` of the elements,
 no element's error above `max_error_cap`, and NaN/Inf where the reference is finite always fails.
 Order-free comparators sort (or sort-and-match) along the last axis first.
+
+An output in a float dtype of 8 bits or fewer may also sit on the grid point next to the
+reference's: the reference rounds to that grid too (a quantizer's cast is its meaning), so an
+honest kernel whose float32 value lands a rounding error away from a tie rounds the other way.
+One e4m3 step is 12.5 % of the value at the bottom of each binade, more than the default 1e-1.
 """
 
 from __future__ import annotations
@@ -46,10 +51,14 @@ def compare(out: Any, ref: Any, tolerance: Tolerance, comparator: ComparatorName
     r = ref.to(torch.float64)
     o, r = _order_free(o, r, comparator)
     diff = (o - r).abs()
+    abs_r = r.abs()
+    allowed = abs_r.mul(tolerance.rtol).add_(tolerance.atol)
+    if out.dtype.itemsize == 1:
+        allowed = torch.maximum(allowed, grid_step(o, r, out.dtype))
     if total and tolerance.atol >= 0 and tolerance.rtol >= 0 and bool(torch.isfinite(diff).all()):
-        bad_nonfinite, ok, max_abs, max_rel = _finite_gaps(diff, r, tolerance)
+        bad_nonfinite, ok, max_abs, max_rel = _finite_gaps(diff, abs_r, allowed)
     else:
-        bad_nonfinite, ok, max_abs, max_rel = _special_gaps(o, r, diff, tolerance, total)
+        bad_nonfinite, ok, max_abs, max_rel = _special_gaps(o, r, diff, allowed, total)
     mismatched = total - int(ok.sum())
     matched_ratio = 1.0 - mismatched / total if total else 1.0
     numeric = matched_ratio >= tolerance.matched_ratio
@@ -63,25 +72,34 @@ def compare(out: Any, ref: Any, tolerance: Tolerance, comparator: ComparatorName
     if not finite:
         detail = f"{bad_nonfinite}/{total} NaN/Inf elements where the reference is finite"
     if not (numeric and finite):
-        where = locate(o, r, ~ok, tolerance.atol + tolerance.rtol * r.abs())
+        where = locate(o, r, ~ok, allowed)
         detail += f"; {where}" if where else ""
     return Comparison(finite, numeric and finite, max_abs, max_rel, mismatched, total, detail)
 
 
-def _finite_gaps(diff: Any, r: Any, tolerance: Tolerance) -> tuple[int, Any, float, float]:
+def grid_step(o: Any, r: Any, dtype: Any) -> Any:
+    """Per element, the spacing of `dtype`'s grid at the smaller of |o| and |r| (float64): the
+    two are neighbours on that grid exactly when they are this far apart. Non-finite -> NaN."""
+    import torch
+
+    info = torch.finfo(dtype)
+    low = torch.minimum(o.abs(), r.abs()).clamp(min=info.smallest_normal)  # subnormals share one step
+    _, exponent = torch.frexp(low)  # low = m * 2**exponent, m in [0.5, 1)
+    return torch.ldexp(torch.full_like(low, info.eps), exponent - 1)
+
+
+def _finite_gaps(diff: Any, abs_r: Any, allowed: Any) -> tuple[int, Any, float, float]:
     """`_special_gaps` where every |out - ref| is finite (so both are: inf or NaN on either side
     makes the difference non-finite), in half the passes over the tensors: no NaN or inf to pair
     up, and out == ref exactly where the difference is 0 (IEEE subtraction with subnormals), which
     a non-negative tolerance already allows. Same counts and maxima as the general path."""
-
-    abs_r = r.abs()
-    ok = diff <= abs_r.mul(tolerance.rtol).add_(tolerance.atol)
+    ok = diff <= allowed
     max_abs = float(diff.max())
     rel = diff.div(abs_r).masked_fill_(abs_r == 0, 0.0)  # relative error only where the reference is non-zero
     return 0, ok, max_abs, float(rel.max())
 
 
-def _special_gaps(o: Any, r: Any, diff: Any, tolerance: Tolerance, total: int) -> tuple[int, Any, float, float]:
+def _special_gaps(o: Any, r: Any, diff: Any, allowed: Any, total: int) -> tuple[int, Any, float, float]:
     """Elements outside the tolerance, largest absolute and relative error, NaN/inf paired up:
     (outputs non-finite where the reference is finite, ok mask, max abs, max rel)."""
     import torch
@@ -91,8 +109,9 @@ def _special_gaps(o: Any, r: Any, diff: Any, tolerance: Tolerance, total: int) -
     same_special = (o == r) | (torch.isnan(o) & torch.isnan(r))  # inf == inf, nan where ref is nan
     diff = torch.where(same_special, torch.zeros_like(diff), diff)
     diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
-    allowed = tolerance.atol + tolerance.rtol * r.abs()
-    ok = (diff <= allowed) | same_special
+    # Where the reference is inf, atol + rtol*|ref| is inf too and would excuse any output: NaN,
+    # the other inf, a finite value. A non-finite reference is matched exactly or not at all.
+    ok = ((diff <= allowed) & ref_finite) | same_special
     max_abs = float(diff.max()) if total else 0.0
     nonzero = r.abs() > 0
     max_rel = float((diff[nonzero] / r.abs()[nonzero]).max()) if bool(nonzero.any()) else 0.0
