@@ -92,8 +92,7 @@ def _raw(args: list[str], home: Path, typer_only: bool) -> tuple[int, str, str, 
 def test_fast_path_prints_what_the_typer_app_prints(wiki_db: Path, tmp_path: Path) -> None:
     """Byte for byte and exit code for exit code, on hits, guidance, JSON, filters and kloop's own errors.
 
-    The fast path must also be the one taken: typer never loads for `wiki search` and `task show`,
-    and typer's per-parameter pydantic adapters never for `status`.
+    The fast path must also be the one taken: typer never loads for any of them.
     """
     home = wiki_db.parent
     bad_task = tmp_path / "bad"
@@ -119,8 +118,7 @@ def test_fast_path_prints_what_the_typer_app_prints(wiki_db: Path, tmp_path: Pat
         slow = _raw(args, home, typer_only=True)
         assert fast[:3] == slow[:3], (args, fast[:3], slow[:3])
         assert "typer._adapters" not in fast[3] and "typer._adapters" in slow[3], args
-        if args[0] != "status":  # kloop.loop.commands (not this module's to change) imports typer for typer.echo
-            assert "typer" not in fast[3], args
+        assert "typer" not in fast[3], args
 
 
 def test_argv_the_fast_path_does_not_parse_goes_to_typer() -> None:

@@ -70,9 +70,9 @@ class Spec(NamedTuple):
 
 
 def _status(kwargs: dict[str, Any]) -> None:
-    from kloop.loop.commands import status_command
+    from kloop.loop.approval import show_status
 
-    status_command(**kwargs)
+    show_status(**kwargs, echo=echo)
 
 
 def _wiki_search(kwargs: dict[str, Any]) -> None:

@@ -195,6 +195,11 @@ def test_cli_status_json_of_a_finished_run(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["status"] == "completed" and data["best"]["candidate"] == "r001" and data["in_flight"] is None
+    (tmp_path / "run" / "report.html").unlink(missing_ok=True)
+    text = _kloop("status", str(tmp_path / "run"))  # the typer-free path (kloop.cli_fast) writes the report
+    assert text.returncode == 0 and "best: r001" in text.stdout, text.stderr
+    assert text.stdout.rstrip().endswith(f"report: {tmp_path / 'run' / 'report.html'}"), text.stdout
+    assert (tmp_path / "run" / "report.html").is_file()
 
 
 def test_wiki_hits_reach_the_plan_and_the_prompts_fenced(tmp_path: Path) -> None:

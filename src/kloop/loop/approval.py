@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,30 @@ def approve(run_dir: Path) -> str:
         return f"approved {plan} (sha256 {digest[:12]}); continue with: kloop run --resume {run_dir}"
     finally:
         lineage.close()
+
+
+def show_status(run_dir: Path, as_json: bool = False, *, echo: Callable[[str], None]) -> None:
+    """`kloop status`, typer-free so `kloop.cli_fast` runs it too; `echo` is typer.echo or its copy there.
+    A stale report is rewritten first (a finished run's report is current: answering stays fast)."""
+    text = status_report(run_dir, as_json)
+    report: Path | None = run_dir / "report.html"
+    if _report_stale(run_dir, report):
+        from kloop.report.html import write_report
+
+        try:
+            report = write_report(run_dir)
+        except OSError:
+            report = None  # a read-only run directory still gets its status
+    echo(text if as_json or report is None else f"{text}\nreport: {report}")
+
+
+def _report_stale(run_dir: Path, report: Path | None) -> bool:
+    """The report is missing or older than what it is made of (lineage, summary, round artifacts)."""
+    if report is None or not report.exists():
+        return True
+    made = report.stat().st_mtime
+    sources = [run_dir / "lineage.sqlite", run_dir / "summary.json", run_dir / "artifacts"]
+    return any(p.exists() and p.stat().st_mtime > made for p in sources)
 
 
 def status_report(run_dir: Path, as_json: bool) -> str:

@@ -125,27 +125,9 @@ def status_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Show where a run stands: stage, round in flight, best speedup, every round's verdict."""
-    from kloop.loop.approval import status_report
+    from kloop.loop.approval import show_status
 
-    text = status_report(run_dir, as_json)
-    report: Path | None = run_dir / "report.html"
-    if _report_stale(run_dir, report):  # a finished run's report is current: answering stays fast
-        from kloop.report.html import write_report
-
-        try:
-            report = write_report(run_dir)
-        except OSError:
-            report = None  # a read-only run directory still gets its status
-    typer.echo(text if as_json or report is None else f"{text}\nreport: {report}")
-
-
-def _report_stale(run_dir: Path, report: Path | None) -> bool:
-    """The report is missing or older than what it is made of (lineage, summary, round artifacts)."""
-    if report is None or not report.exists():
-        return True
-    made = report.stat().st_mtime
-    sources = [run_dir / "lineage.sqlite", run_dir / "summary.json", run_dir / "artifacts"]
-    return any(p.exists() and p.stat().st_mtime > made for p in sources)
+    show_status(run_dir, as_json, echo=typer.echo)
 
 
 def register(app: typer.Typer) -> None:
