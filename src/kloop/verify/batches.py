@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -46,25 +47,10 @@ def box_cpu_ns(box: SandboxProcess, settled: bool = False) -> int | None:
     return containment.cpu_time_ns(settled) if containment is not None else None
 
 
-def _schedstat(path: str) -> tuple[int, int]:
-    try:
-        fields = open(path).read().split()  # noqa: SIM115 - one tiny read
-        return int(fields[0]), int(fields[1])
-    except (OSError, ValueError, IndexError):
-        return 0, 0
-
-
 def run_delay_ns(box: SandboxProcess) -> int | None:
     """Time the box's threads and this thread spent runnable but waiting for a CPU (load, not sleep)."""
     containment = getattr(box, "containment", None)
-    group = containment.dirs.get("cpuacct") if containment is not None else None
-    if group is None:
-        return None
-    try:
-        tids = (group / "tasks").read_text().split()
-    except OSError:
-        return None
-    return sum(_schedstat(f"/proc/{tid}/schedstat")[1] for tid in tids) + _schedstat("/proc/thread-self/schedstat")[1]
+    return containment.run_delay_ns(threading.get_native_id()) if containment is not None else None
 
 
 def box_cpus(box: SandboxProcess) -> tuple[int, ...] | None:

@@ -1,0 +1,59 @@
+"""The timing side's kept /proc and cgroup files: fresh on every read, never another thread's, bounded."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kloop.verify.cgroups import KeptFiles
+
+
+def _state(stat: str) -> str:
+    return stat[stat.rindex(")") + 2]
+
+
+def test_a_kept_file_reads_what_the_kernel_says_now(tmp_path: Path) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    files = KeptFiles()
+    try:
+        path = f"/proc/{child.pid}/stat"
+        deadline = time.monotonic() + 10
+        while _state(files.read(path)) != "S" and time.monotonic() < deadline:
+            time.sleep(0.01)  # the child blocks in read(stdin) once started
+        assert _state(files.read(path)) == "S"
+        child.send_signal(19)  # SIGSTOP: the same descriptor must see the new state
+        deadline = time.monotonic() + 10
+        while _state(files.read(path)) != "T" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _state(files.read(path)) == "T"
+        child.send_signal(18)
+        child.stdin.close()
+        child.wait(timeout=10)
+        with pytest.raises(OSError):  # the thread is gone: no read of whatever gets its number next
+            files.read(path)
+    finally:
+        child.kill()
+        child.wait()
+        files.close()
+
+
+def test_files_of_threads_gone_from_the_box_are_closed() -> None:
+    files = KeptFiles()
+    me = str(os.getpid())
+    own = f"/proc/self/task/{os.getpid()}/schedstat"
+    try:
+        files.read(f"/proc/{me}/stat")
+        files.read(f"/proc/{me}/schedstat")
+        files.read(own)
+        before = len(os.listdir("/proc/self/fd"))
+        files.keep_threads([])  # none of the box's threads is left
+        assert len(os.listdir("/proc/self/fd")) == before - 2  # the supervisor's own file stays open
+        files.keep_threads([me])
+        assert files.read(own)
+    finally:
+        files.close()
