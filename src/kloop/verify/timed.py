@@ -405,9 +405,10 @@ class TimingSession:
         """Each timed call's inputs as the supervisor read them at its `done`, against what it wrote."""
         import torch
 
-        n, slot, head = take.count, layout.slot_bytes, layout.input_bytes
-        seen = torch.frombuffer(take.after, dtype=torch.uint8).view(n, slot)[:, :head]
-        sent = torch.frombuffer(packed, dtype=torch.uint8)[: n * slot].view(n, slot)[:, :head]
+        # Compared as 8-byte words (slots and fields are 64-byte aligned): 7x faster than bytewise.
+        n, slot, head = take.count, layout.slot_bytes // 8, layout.input_bytes // 8
+        seen = torch.frombuffer(take.after, dtype=torch.int64, count=n * slot).view(n, slot)[:, :head]
+        sent = torch.frombuffer(packed, dtype=torch.int64, count=n * slot).view(n, slot)[:, :head]
         if torch.equal(seen, sent):
             self.book.passed("inputs_unmodified", "timed calls too (read by the supervisor at each call's end)")
             return
