@@ -57,3 +57,37 @@ def test_files_of_threads_gone_from_the_box_are_closed() -> None:
         assert files.read(own)
     finally:
         files.close()
+
+
+def test_a_boxs_thread_list_is_read_fresh_every_time() -> None:
+    """cgroup v1 caches a `tasks` list per open file for a second: a kept descriptor would miss a
+    thread the candidate starts inside its call (the thread watch then saw nothing)."""
+    from kloop.verify.cgroups import Containment, Limits
+    from kloop.verify.contain import wrap
+
+    box = Containment.create("kept-test", Limits(pids_max=64))
+    if "cpuacct" not in box.dirs:
+        box.remove()
+        pytest.skip(f"no writable cpuacct cgroup here ({box.missing})")
+    script = "import sys, threading, time\nsys.stdin.readline()\n" \
+             "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\nprint('up', flush=True)\n" \
+             "sys.stdin.readline()\n"  # fmt: skip
+    proc = subprocess.Popen(wrap([sys.executable, "-c", script], box, use_namespaces=False).argv,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    tasks = str(box.dirs["cpuacct"] / "tasks")
+    try:
+        deadline = time.monotonic() + 60
+        while not box.read(tasks).split():
+            assert time.monotonic() < deadline and proc.poll() is None, "the process never joined its group"
+            time.sleep(0.02)
+        before = set(box.read(tasks).split())
+        for tid in before:
+            box.read(f"/proc/{tid}/stat")  # kept from here on
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "up"
+        assert len(set(box.read(tasks).split()) - before) == 1  # within the second the kernel caches a list
+    finally:
+        proc.kill()
+        proc.wait()
+        box.remove()

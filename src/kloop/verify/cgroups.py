@@ -73,7 +73,7 @@ def _base(controller: str, own: dict[str, str]) -> Path | None:
 
 
 class KeptFiles:
-    """Files the timing side reads around every batch (cpuacct.usage, tasks, /proc/TID/stat),
+    """Files the timing side reads around every batch (cpuacct.usage, /proc/TID/stat, schedstat),
     opened once and re-read with pread: 5 us a read where opening the path again took 20-50 us,
     and a settled CPU-time read of a box of eight threads reads nine files.
 
@@ -237,11 +237,20 @@ class Containment:
         except (OSError, ValueError):
             return None
 
+    def read(self, path: str) -> str:
+        """A /proc or cgroup file through the kept descriptors (`measure.Read`), except a `tasks`
+        list: cgroup v1 caches the list an open file built for a second after each read, so a kept
+        descriptor missed a thread the candidate started in its call (`attack_busy_thread` passed).
+        Reading a `tasks` list closes the kept files of threads no longer in it."""
+        if not path.endswith("/tasks"):
+            return self.files.read(path)
+        text = Path(path).read_text()
+        self.files.keep_threads(text.split())
+        return text
+
     def _tids(self, group: Path) -> list[str]:
-        """The box's threads now; the kept /proc files of threads that left are closed."""
-        tids = self.files.read(str(group / "tasks")).split()
-        self.files.keep_threads(tids)
-        return tids
+        """The box's threads now."""
+        return self.read(str(group / "tasks")).split()
 
     def run_delay_ns(self, own_tid: int) -> int | None:
         """Time the box's threads and the supervisor's thread `own_tid` spent runnable but waiting
