@@ -428,8 +428,11 @@ class TimingSession:
         return [Picked(round_index, i, calls[i], [slot_tensor(take.after, layout, i, n, True) for n in names])
                 for i in self.rng.sample(range(take.count), min(want, take.count))]  # fmt: skip
 
+    @single_threaded
     def _recheck(self, picked: list[Picked], where: str) -> None:
-        """The picked calls' outputs against the reference on the same inputs."""
+        """The picked calls' outputs against the reference on the same inputs, on one torch thread: up
+        to 64 small references a workload, where a loaded machine's OpenMP waits cost most (a
+        verification's re-checks 0.2 s quiet, 1.7 s beside a test suite on two threads)."""
         for pick in picked:
             ref = self.judge.reference_outputs(pick.inputs, self.axes, where)
             ok, detail = self.judge.compare_outputs(pick.outputs, ref)
