@@ -8,6 +8,7 @@ An output in a float dtype of 8 bits or fewer may also sit on the grid point nex
 reference's: the reference rounds to that grid too (a quantizer's cast is its meaning), so an
 honest kernel whose float32 value lands a rounding error away from a tie rounds the other way.
 One e4m3 step is 12.5 % of the value at the bottom of each binade, more than the default 1e-1.
+Where the reference is NaN or inf the output must be the same: no tolerance applies there.
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def compare(out: Any, ref: Any, tolerance: Tolerance, comparator: ComparatorName
 
 def grid_step(o: Any, r: Any, dtype: Any) -> Any:
     """Per element, the spacing of `dtype`'s grid at the smaller of |o| and |r| (float64): the
-    two are neighbours on that grid exactly when they are this far apart. Non-finite -> NaN."""
+    two are neighbours on that grid exactly when they are this far apart. Where either is NaN or
+    inf the step means nothing; `_special_gaps` decides those elements."""
     import torch
 
     info = torch.finfo(dtype)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 Read = Callable[[str], str]
-"""How a /proc or cgroup file is read: `_plain_read`, or the box's `cgroups.KeptFiles.read` (kept
+"""How a /proc or cgroup file is read: `_plain_read`, or the box's `Containment.read` (kept
 descriptors, 5 us a read instead of 20-50 us: a reply's watch reads every thread of the box)."""
 
 
