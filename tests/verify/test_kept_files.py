@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +17,7 @@ def _state(stat: str) -> str:
     return stat[stat.rindex(")") + 2]
 
 
-def test_a_kept_file_reads_what_the_kernel_says_now(tmp_path: Path) -> None:
+def test_a_kept_file_reads_what_the_kernel_says_now() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     files = KeptFiles()
     try:
@@ -26,12 +26,12 @@ def test_a_kept_file_reads_what_the_kernel_says_now(tmp_path: Path) -> None:
         while _state(files.read(path)) != "S" and time.monotonic() < deadline:
             time.sleep(0.01)  # the child blocks in read(stdin) once started
         assert _state(files.read(path)) == "S"
-        child.send_signal(19)  # SIGSTOP: the same descriptor must see the new state
+        child.send_signal(signal.SIGSTOP)  # the same descriptor must see the new state
         deadline = time.monotonic() + 10
         while _state(files.read(path)) != "T" and time.monotonic() < deadline:
             time.sleep(0.01)
         assert _state(files.read(path)) == "T"
-        child.send_signal(18)
+        child.send_signal(signal.SIGCONT)
         child.stdin.close()
         child.wait(timeout=10)
         with pytest.raises(OSError):  # the thread is gone: no read of whatever gets its number next

@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 Read = Callable[[str], str]
-"""How a /proc or cgroup file is read: `_plain_read`, or the box's `Containment.read` (kept
+"""How a /proc or cgroup file is read: `plain_read`, or the box's `Containment.read` (kept
 descriptors, 5 us a read instead of 20-50 us: a reply's watch reads every thread of the box)."""
 
 
-def _plain_read(path: str) -> str:
+def plain_read(path: str) -> str:
     return Path(path).read_text()
 
 ALIGN = 64
@@ -93,7 +93,7 @@ def views(fd: int, layout: list[dict[str, Any]]) -> tuple[mmap.mmap, dict[str, A
     return shared, out
 
 
-def _tids_of(tasks_file: Path | None, root_pid: int | None, read: Read = _plain_read) -> set[int]:
+def _tids_of(tasks_file: Path | None, root_pid: int | None, read: Read = plain_read) -> set[int]:
     if tasks_file is not None:
         with contextlib.suppress(OSError, ValueError):
             return {int(t) for t in read(str(tasks_file)).split()}
@@ -110,7 +110,7 @@ def _tids_of(tasks_file: Path | None, root_pid: int | None, read: Read = _plain_
     return tids
 
 
-def _alive(tid: int, read: Read = _plain_read) -> bool:
+def _alive(tid: int, read: Read = plain_read) -> bool:
     try:
         stat = read(f"/proc/{tid}/stat")
     except OSError:
@@ -125,7 +125,7 @@ def _comm(tid: int) -> str:
         return "?"
 
 
-def box_threads(tasks_file: Path | None, root_pid: int | None, read: Read = _plain_read) -> set[int]:
+def box_threads(tasks_file: Path | None, root_pid: int | None, read: Read = plain_read) -> set[int]:
     """Every live thread (host tid) of every process in the box, as the kernel lists them."""
     return {t for t in _tids_of(tasks_file, root_pid, read) if _alive(t, read)}
 
@@ -144,7 +144,7 @@ EXIT_CPU_MS = 0.2
 tens of microseconds); one that used more computed after the reply (deferred work)."""
 
 
-def _cpu_ns(tid: int, read: Read = _plain_read) -> int | None:
+def _cpu_ns(tid: int, read: Read = plain_read) -> int | None:
     """A thread's CPU time in ns: schedstat's sum_exec_runtime, else stat's utime+stime (ticks)."""
     with contextlib.suppress(OSError, ValueError, IndexError):
         return int(read(f"/proc/{tid}/schedstat").split()[0])
@@ -156,7 +156,7 @@ def _cpu_ns(tid: int, read: Read = _plain_read) -> int | None:
         return None
 
 
-def _state(tid: int, read: Read = _plain_read) -> str | None:
+def _state(tid: int, read: Read = plain_read) -> str | None:
     """The thread's scheduler state letter (R running or runnable, S sleeping, ...); None when gone."""
     try:
         stat = read(f"/proc/{tid}/stat")
@@ -190,7 +190,7 @@ def _settle(tasks_file: Path | None, root_pid: int | None, before: set[int], lim
 
 
 def busy_threads(tasks_file: Path | None, root_pid: int | None, before: set[int], *, settle_s: float = 0.0,
-                 watch_s: float = WATCH_S, quiet_s: float = QUIET_S, read: Read = _plain_read) -> list[str]:  # fmt: skip
+                 watch_s: float = WATCH_S, quiet_s: float = QUIET_S, read: Read = plain_read) -> list[str]:  # fmt: skip
     """Threads the candidate started that work after the reply, each with what it did.
 
     Called right after a reply. A thread is named when, within `watch_s`, it used more than

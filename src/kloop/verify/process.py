@@ -272,9 +272,9 @@ class SandboxProcess:
         reply["reported_threads"] = list(reply.get("new_threads") or [])
         # the box's own list (audit hook refusals) can only add to what the kernel reported
         reply["violations"] = [*self.refusals(), *(reply.get("violations") or [])]
-        kept = {"read": self.containment.read} if self.containment is not None else {}
+        read = self.containment.read if self.containment is not None else measure.plain_read
         reply["new_threads"] = measure.busy_threads(self._tasks_file(), self.sandbox_pid(), self.threads_before,
-                                                    settle_s=IMPORT_SETTLE_S if op == "load" else 0.0, **kept)  # fmt: skip
+                                                    settle_s=IMPORT_SETTLE_S if op == "load" else 0.0, read=read)  # fmt: skip
         if op == "run":
             reply["reported_digests"] = reply.get("input_digests")
             reply["input_digests"] = self.shared.digests() if self.shared is not None else {}
