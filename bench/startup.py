@@ -1,7 +1,7 @@
 """Wall time of the real `kloop` process for the commands that do no verification. Run by hand:
 
     .venv/bin/python bench/startup.py [--runs 20] [--run RUN_DIR] [--json FILE] [--limit 0.3]
-                                      [--wiki DB] [--against OLD_CHECKOUT]
+                                      [--wiki DB] [--against OLD_CHECKOUT] [--resident]
 
 Each command is started `--runs` times as its own process (`.venv/bin/kloop ...`, the console
 script a user types), after one unmeasured warm-up run, in a rotating order so a burst of load
@@ -12,8 +12,9 @@ floors for scale: a bare `python -c pass` and `python -c "import kloop.cli"`.
 makes it). Without one, `status` is timed on a missing run directory (exit 2), which loads the
 same modules up to the point where the run is read. `wiki search` reads a throwaway database
 made here from the shipped cards; `--wiki DB` adds the same search over another database (e.g. the
-four-repository wiki bench/wiki_real.py builds, /tmp/wiki_real.sqlite). The exit status is 1 when a
-command's p95 is above --limit.
+four-repository wiki bench/wiki_real.py builds, /tmp/wiki_real.sqlite). `--resident` also times
+each wiki search answered by a `kloop wiki serve` of a copy of its database, interleaved with the
+rest. The exit status is 1 when a command's p95 is above --limit.
 
 `--against DIR` times a second checkout side by side (e.g. `git worktree add /tmp/old HEAD` before a
 change): each command runs through `python -m kloop.cli` with PYTHONPATH=DIR/src for the old code and
@@ -28,6 +29,8 @@ import argparse
 import json
 import os
 import resource
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -57,6 +60,18 @@ def commands(run: Path | None, db: Path, wiki: Path | None = None, kloop: list[s
     if wiki is not None:
         cmds["kloop wiki search (--wiki)"] = [*kloop, "wiki", "search", "paged attention int64 overflow", "--db", str(wiki)]
     return cmds
+
+
+def serve(db: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """`kloop wiki serve` of `db`, once its socket is there."""
+    proc = subprocess.Popen([str(KLOOP), "wiki", "serve", "--db", str(db)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    sock = db.with_name(db.name + ".sock")
+    while not sock.exists():
+        if proc.poll() is not None:
+            raise SystemExit(f"kloop wiki serve --db {db} exited with {proc.returncode}")
+        time.sleep(0.05)
+    return proc
 
 
 def once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -132,6 +147,8 @@ def main() -> int:
     parser.add_argument("--limit", type=float, default=0.3, help="seconds a command's p95 may take")
     parser.add_argument("--wiki", type=Path, default=None, help="also search this wiki database (e.g. the 4-repo one)")
     parser.add_argument("--against", type=Path, default=None, help="an old checkout to time side by side")
+    parser.add_argument("--resident", action="store_true",
+                        help="also time each wiki search against a `kloop wiki serve` of a copy of its database")
     args = parser.parse_args()
     run = args.run or (REPO / "runs" / "demo" if (REPO / "runs" / "demo" / "summary.json").is_file() else None)
     with tempfile.TemporaryDirectory(prefix="kloop-startup-") as tmp:
@@ -147,7 +164,23 @@ def main() -> int:
                 args.json.write_text(json.dumps({"status_run": str(run) if run else None, "against": str(args.against),
                                                  "rows": pairs}, indent=1))
             return 0
-        times = measure(commands(run, db, args.wiki), args.runs, env)
+        cmds = commands(run, db, args.wiki)
+        servers = []
+        if args.resident:  # the same searches, answered by a server of a copy of each database, interleaved
+            for label in [label for label in cmds if label.startswith("kloop wiki search")]:
+                copy = Path(tmp) / f"resident-{len(servers)}.sqlite"
+                original = Path(cmds[label][cmds[label].index("--db") + 1])
+                shutil.copyfile(original, copy)
+                servers.append(serve(copy, env))
+                argv = list(cmds[label])
+                argv[argv.index("--db") + 1] = str(copy)
+                cmds[label.replace("search", "search resident")] = argv
+        try:
+            times = measure(cmds, args.runs, env)
+        finally:
+            for server in servers:
+                server.send_signal(signal.SIGINT)
+                server.wait(timeout=30)
     rows = {label: {"p50_s": round(statistics.median(v), 3), "p95_s": round(percentile(v, 0.95), 3), "runs": len(v)}
             for label, v in times.items()}
     print(f"{'command':<28} {'p50 s':>7} {'p95 s':>7}   (status on {run or 'a missing run'}; {os.cpu_count()} cores)")

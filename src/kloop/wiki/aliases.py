@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kloop.errors import BadInput
 from kloop.wiki.schema import finding_ids
 
-AliasField = Literal["technique", "tag", "arch", "vendor"]
+AliasField = Literal["technique", "tag", "arch", "vendor", "learned"]  # learned: search expansion only
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Inflections a text token may carry beyond a synonym's last token, with the shortest stem
@@ -152,6 +152,7 @@ class AliasTable:
     """The compiled table: `classify(text)` for ingest, `expansions(query)` for search."""
 
     def __init__(self, spec: AliasFile) -> None:
+        self.spec = spec
         self.rows = spec.aliases
         self.repo_vendor = {k.lower(): v for k, v in spec.repos.items()}
         self._classifier = TokenMatcher([(s, i) for i, r in enumerate(self.rows) for s in r.synonyms])
@@ -192,6 +193,22 @@ class AliasTable:
             related = [t for t in dict.fromkeys(row.related) if t not in synonyms and tokens_of(t) != tokens[a:b]]
             spans.append((a, b, typed, synonyms, related))
         return spans
+
+    def with_abbreviations(self, pairs: list[tuple[str, str]]) -> AliasTable:
+        """This table with each (short, long) pair spelling the same thing in a search: the short form joins the
+        row that already spells the long one (or the long form joins the short one's), else the two make a row
+        of their own, field `learned`, which labels no entry (kloop.wiki.abbreviations learns the pairs)."""
+        rows = list(self.rows)
+        for short, long in pairs:
+            index = self._expander.keys.get(tuple(tokens_of(long)), self._expander.keys.get((short,)))
+            if index is not None and rows[index].expand:
+                row = rows[index]
+                rows[index] = row.model_copy(update={"synonyms": list(dict.fromkeys([*row.synonyms, long, short]))})
+            else:
+                rows.append(AliasRow.model_construct(
+                    canonical=long, field="learned", vendor=None, arch=[], findings=[], synonyms=[long, short],
+                    related=[], expand=True))
+        return AliasTable(AliasFile.model_construct(repos=self.spec.repos, aliases=rows))
 
     def vendor_for_repo(self, repo: str) -> str | None:
         """The vendor a whole repository is about (cutlass -> nvidia), when the table knows it."""

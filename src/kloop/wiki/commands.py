@@ -55,6 +55,7 @@ def _summary(report) -> dict[str, object]:  # report: IngestReport
         "entries_added": report.entries_added, "skipped_non_kernel": report.skipped_non_kernel,
         "skipped_known": report.skipped_known, "skipped_unreadable": report.skipped_unreadable,
         "diff_missing": report.diff_missing, "history_entries": report.history_entries,
+        "abbreviations": report.abbreviations,
         "seconds": round(report.seconds, 3),
         "commits_per_s": round(report.commits_per_s, 1),
     }
@@ -66,6 +67,8 @@ def _line(report) -> str:
         unreadable = (f", {report.diff_missing} kept from their message alone (diff unreadable), "
                       f"{report.skipped_unreadable} unreadable and skipped")
     history = f" ({report.history_entries} history-only: build, CI, tooling)" if report.history_entries else ""
+    if report.abbreviations:
+        history += f", {report.abbreviations} abbreviations learned"
     return (
         f"{report.repo}: {report.commits_seen} commits read, {report.entries_added} entries added{history}, "
         f"{report.skipped_non_kernel} without kernel changes, {report.skipped_known} already known{unreadable} "
@@ -147,6 +150,14 @@ def search(
 
     run_search(query, k=k, vendor=vendor, arch=arch, tag=tag, kind=kind, no_aliases=no_aliases, semantic=semantic,
                db=db, as_json=as_json, echo=typer.echo)
+
+
+@app.command("serve")
+def serve(db: DbOption = None) -> None:
+    """Keep the wiki loaded and answer `kloop wiki search` on a socket beside it (opt-in; Ctrl-C stops)."""
+    from kloop.wiki.resident import serve as serve_searches
+
+    serve_searches(db, echo=typer.echo)
 
 
 @app.command("show")

@@ -67,6 +67,7 @@ class IngestReport:
     skipped_unreadable: int = 0
     diff_missing: int = 0
     history_entries: int = 0  # commits kept only as history (build, CI, tooling), with `history`
+    abbreviations: int | None = None  # the repository's learned abbreviations, when this run relearned them
     seconds: float = 0.0
     head: str | None = None
 
@@ -219,6 +220,8 @@ class GitIngester:
         if history:
             self._keep_history(info, revisions, since, report)
         report.skipped_unreadable, report.diff_missing = stats.unreadable, stats.diff_missing
+        if report.entries_added:
+            report.abbreviations = self.store.relearn_abbreviations(info.name)
         self._record(info, head, report)
         report.head = head
         report.seconds = time.perf_counter() - started

@@ -202,6 +202,14 @@ def m008_added_files(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE entries ADD COLUMN added_files TEXT NOT NULL DEFAULT ''")
 
 
+def m009_learned_aliases(db: sqlite3.Connection) -> None:
+    """Abbreviations each repository uses (`pa` for paged attention), learned at ingest (abbreviations.py)."""
+    db.execute(
+        "CREATE TABLE learned_aliases (repo TEXT NOT NULL, short TEXT NOT NULL, long TEXT NOT NULL, "
+        "commits INTEGER NOT NULL, lift REAL NOT NULL, PRIMARY KEY (repo, short, long))"
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("entries", m001_entries),
     ("ingest_state", m002_ingest_state),
@@ -211,6 +219,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("paths_column", m006_paths_column),
     ("commit_index", m007_commit_index),
     ("added_files", m008_added_files),
+    ("learned_aliases", m009_learned_aliases),
 ]
 
 

@@ -46,6 +46,10 @@ class Candidate:
     spelled: float = 0.0  # share of the question's content groups it spells anywhere
     names: float = 0.0  # share of the identifiers the question gives that its diff, paths or files spell
     first_named: bool = False  # the oldest of the candidates that spell most of those identifiers
+    mechanism: float = 0.0  # BM25 of the pass over the mechanisms of the symptoms the question names (positive)
+    fix: bool = False  # its title says it fixes something (symptoms.yaml `fix_words`)
+    symptom: bool = False  # the question names a symptom (symptoms.yaml): the answer is a fix whose title
+    # rarely spells the user's words, so title, body and fix signals weigh differently there
 
     @property
     def is_card(self) -> bool:
@@ -78,8 +82,13 @@ def features(c: Candidate, introduction: bool) -> dict[str, float]:
         "repo": float(c.same_repo),
         "other_repo": float(c.other_repo),
     }
+    values["fix"] = commit * float(c.fix)
+    values["mechanism"] = math.log1p(max(c.mechanism, 0.0))
     for name in ("older", "adds_kernel", "title", "spelled"):
         values[f"intro_{name}"] = intro * values[name]
+    symptom = 1.0 if c.symptom else 0.0
+    for name in ("bm25", "title", "spelled", "fix", "older"):  # (mechanism is non-zero only under a symptom)
+        values[f"symptom_{name}"] = symptom * values[name]
     return values
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 
@@ -230,6 +230,7 @@ class Pool:
     groups: list[list[list[str]]]  # the question's content words as spellings
     terms: list[str]  # what snippets mark
     names: list[tuple[str, ...]]  # identifiers the question gives, as token lists
+    mechanism: dict[int, float] = field(default_factory=dict)  # BM25 of the symptom-mechanism pass alone
 
 
 class FtsSearch:
@@ -242,6 +243,8 @@ class FtsSearch:
         self._df: dict[str, int] = {}
         self._df_total = -1
         self._symptoms: SymptomTable | None = None
+        self._repos: tuple[str, ...] = ()
+        self._repos_at = -1
         self._use_symptoms = True
 
     def use_symptoms(self, table: SymptomTable | None) -> None:
@@ -288,13 +291,14 @@ class FtsSearch:
 
     def _gather(self, query: str, k: int, filters: dict[str, str | None], expand: bool) -> Pool:
         """The candidates' fused BM25 scores, with the question's intent, content groups and terms."""
-        intent = read_intent(query, self.aliases)
+        intent = self._intent(query)
         parsed = parse_query(query, self.aliases, expand=expand, drop=QUESTION_ONLY,
                              symptoms=self.symptoms if expand else None)
         merged = {**parsed.filters, **{key: value for key, value in filters.items() if value}}
         where, params = self.filter_sql(merged)
         if not parsed.clauses:
             return Pool(intent, {}, [], parsed.terms, [])
+        mechanisms = parsed.mechanisms[:MAX_MECHANISMS]
         pool = max(CANDIDATES, 2 * k)
         scores: dict[int, float] = {}
         synonyms = parsed.synonyms[:MAX_ALTERNATIVES]
@@ -304,15 +308,18 @@ class FtsSearch:
             (synonyms, SYNONYM_WEIGHT, ROW_BUDGET // 2),
             (self._joined(query, parsed.clauses), SYNONYM_WEIGHT, ROW_BUDGET // 2),
             (related, EXPANSION_WEIGHT, ROW_BUDGET // 2),
-            (parsed.mechanisms[:MAX_MECHANISMS], SYMPTOM_WEIGHT, ROW_BUDGET // 2),
+            (mechanisms, SYMPTOM_WEIGHT, ROW_BUDGET // 2),
         )
         weights = INTRO_COLUMN_WEIGHTS if intent.introduction else COLUMN_WEIGHTS
+        mechanism: dict[int, float] = {}  # the mechanism pass alone: how well a candidate spells the fix named
         for phrases, weight, budget in passes:
             if not phrases:
                 continue
             kept, capped = self._plan(phrases, budget)
             for rowid, rank in self._rank(" OR ".join(kept), where, params, pool, capped, budget, query, weights):
                 scores[rowid] = scores.get(rowid, 0.0) - weight * rank
+                if phrases is mechanisms:
+                    mechanism[rowid] = -rank
         title_groups = self._title_groups(query, expand)
         if parsed.clauses:
             # commits whose titles match best join too, however long the bodies that outrank them
@@ -320,16 +327,33 @@ class FtsSearch:
             kept, capped = self._plan(parsed.clauses + synonyms, ROW_BUDGET)
             titled = self._rank(" OR ".join(kept), where, params, TITLE_CANDIDATES, capped, ROW_BUDGET, query,
                                 TITLE_COLUMN_WEIGHTS)
-            self._join([rowid for rowid, _ in titled if rowid not in scores], passes, scores, weights)
+            self._join([rowid for rowid, _ in titled if rowid not in scores], passes, scores, weights, mechanism)
         names = named_identifiers(query, self._repo_names())
         if names:
             # the oldest commits whose diffs spell a name the question gives (`get_best_configs`) join too
-            self._join(self._name_bearers(names, where, params, scores), passes, scores, weights)
+            self._join(self._name_bearers(names, where, params, scores), passes, scores, weights, mechanism)
         if intent.introduction and (makers := self._first_makers(title_groups, where, params, scores)):
             # the oldest commits whose created files spell every word asked about join the candidates,
             # scored by the same passes: a short first commit BM25 ranks below hundreds of reworks
-            self._join(makers, passes, scores, INTRO_COLUMN_WEIGHTS)
-        return Pool(intent, scores, title_groups, parsed.terms, names)
+            self._join(makers, passes, scores, INTRO_COLUMN_WEIGHTS, mechanism)
+        return Pool(intent, scores, title_groups, parsed.terms, names, mechanism)
+
+    def _intent(self, query: str) -> Intent:
+        """What the question asks (intent.py), with every repository this wiki holds that it names by its short
+        name ("triton's reduction lowering" names ROCm/triton, which no alias table lists)."""
+        intent = read_intent(query, self.aliases)
+        joined = "_" + "_".join(tokens_of(query)) + "_"
+        held = [name for name in self._held_repos() if f"_{name}_" in joined and name not in intent.repos]
+        return replace(intent, repos=(*intent.repos, *held)) if held else intent
+
+    def _held_repos(self) -> tuple[str, ...]:
+        """Short names of the repositories this wiki holds entries of (lower case, '-' as '_'), cached per size."""
+        total = self._entry_total()
+        if self._repos_at != total:
+            rows = self.db.execute("SELECT DISTINCT repo FROM entries WHERE repo IS NOT NULL AND repo != ''")
+            names = {r[0].lower().rsplit("/", 1)[-1].replace("-", "_") for r in rows}
+            self._repos, self._repos_at = tuple(sorted(n for n in names if not n.startswith("kloop_"))), total
+        return self._repos
 
     def _repo_names(self) -> frozenset[str]:
         """The alias table's repository names, run together (composablekernel, deepgemm)."""
@@ -349,15 +373,17 @@ class FtsSearch:
 
     def _join(
         self, rowids: list[int], passes: tuple[tuple[list[str], float, int], ...], scores: dict[int, float],
-        weights: tuple[float, ...],
+        weights: tuple[float, ...], mechanism: dict[int, float],
     ) -> None:
-        """Add these rows to the candidates, scored by the same passes as the rest."""
+        """Add these rows to the candidates, scored by the same passes as the rest (the last pass: mechanisms)."""
         if not rowids:
             return
-        for phrases, weight, _ in passes:
+        for index, (phrases, weight, _) in enumerate(passes):
             if phrases:
                 for rowid, rank in self._rank_rows(" OR ".join(phrases), rowids, weights):
                     scores[rowid] = scores.get(rowid, 0.0) - weight * rank
+                    if index == len(passes) - 1:
+                        mechanism[rowid] = -rank
 
     def _first_makers(
         self, groups: list[list[list[str]]], where: str, params: list[str], scores: dict[int, float]
@@ -408,13 +434,18 @@ class FtsSearch:
     def _title_groups(self, query: str, expand: bool = True) -> list[list[list[str]]]:
         """The question's content words as groups of spellings (an alias span: all its synonyms; a symptom span:
         the mechanisms its fix would name, symptoms.yaml)."""
-        tokens = [t for t in tokens_of(query) if t not in STOPWORDS and t not in HISTORY_WORDS and t not in INTRO_WORDS
-                  and t not in AUXILIARIES]
+        raw = tokens_of(query)
+        keep = [i for i, t in enumerate(raw)
+                if t not in STOPWORDS and t not in HISTORY_WORDS and t not in INTRO_WORDS and t not in AUXILIARIES]
+        tokens = [raw[i] for i in keep]
         groups: list[list[list[str]]] = []
-        covered: set[int] = set()
-        for a, b, typed, synonyms, _ in self.aliases.expansion_groups(tokens):
-            groups.append([tokens_of(typed), *(tokens_of(x) for x in synonyms)])
-            covered.update(range(a, b))
+        covered: set[int] = set()  # positions in `tokens`
+        # alias spans are read from every word, as the BM25 passes read them ("all reduce", "out of bounds")
+        for a, b, typed, synonyms, _ in self.aliases.expansion_groups(raw):
+            inside = {j for j, i in enumerate(keep) if a <= i < b}
+            if inside:
+                groups.append([tokens_of(typed), *(tokens_of(x) for x in synonyms)])
+                covered |= inside
         if expand and (symptoms := self.symptoms) is not None:
             groups += self._symptom_groups(symptoms, query, tokens, covered)
         spanned = {tokens[i] for i in covered}
@@ -458,6 +489,9 @@ class FtsSearch:
         files = {r[0]: file_coverage(r[8].split("\n"), specific) for r in rows if r[8] and r[1] not in ("card", "doc")}
         first = _oldest_best(files, when_of, FIRST_MIN)
         asked = {r.replace("-", "_") for r in intent.repos}
+        symptoms = self.symptoms
+        symptom = symptoms is not None and bool(symptoms.fired(query))
+        fix_words = frozenset(symptoms.fix_words if symptoms is not None else ())
         spelled = self._spelled(title_groups, list(scores), query)
         named = self._named(pool.names, list(scores), query)
         first_named = _oldest_best(named, when_of)
@@ -466,6 +500,7 @@ class FtsSearch:
         for rowid, kind, labels, vendor, repo, _, breadth, title, _, body in rows:
             short = repo.lower().rsplit("/", 1)[-1].replace("-", "_") if repo else ""
             is_entry = kind not in ("card", "doc")
+            title_tokens = tokens_of(title)
             candidates.append(Candidate(
                 rowid=rowid, bm25=scores[rowid], kind=kind,
                 adds_kernel='"git:adds-kernel-files"' in labels, history_only='"git:history-only"' in labels,
@@ -474,9 +509,11 @@ class FtsSearch:
                 same_repo=short in asked,
                 other_repo=bool(asked) and is_entry and bool(short) and short not in asked,
                 older=older[when_of[rowid]] if when_of[rowid] is not None else 0.0,
-                title=titles.get(rowid, 0.0), title_words=len(tokens_of(title)),
+                title=titles.get(rowid, 0.0), title_words=len(title_tokens),
+                fix=is_entry and not fix_words.isdisjoint(title_tokens), symptom=symptom,
                 file=files.get(rowid, 0.0), first=rowid == first, breadth=breadth or 0, body=body or 0,
                 spelled=spelled.get(rowid, 0.0), names=named.get(rowid, 0.0), first_named=rowid == first_named,
+                mechanism=pool.mechanism.get(rowid, 0.0),
             ))
         return candidates
 

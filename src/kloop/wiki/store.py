@@ -8,7 +8,6 @@ writers commit in batches so readers always see whole batches. The schema comes 
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator
@@ -19,6 +18,7 @@ from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, default_alias_table
 from kloop.wiki.migrations import migrate
 from kloop.wiki.ranker import Candidate, RankModel, shipped_model
+from kloop.wiki.resident import default_db_path
 from kloop.wiki.schema import Hit, WikiEntry
 from kloop.wiki.search import FtsSearch
 
@@ -28,12 +28,6 @@ _COLUMNS = (
     "id, kind, title, labels, body, paths, added, excerpt, vendor, confidence, repo, commit_sha, pr, date, "
     "captured_at, label_list, source_json, entry_json, added_files"
 )
-
-
-def default_db_path() -> Path:
-    """`$KLOOP_HOME/wiki.sqlite`, KLOOP_HOME defaulting to ~/.kloop."""
-    home = os.environ.get("KLOOP_HOME") or str(Path.home() / ".kloop")
-    return Path(home).expanduser() / "wiki.sqlite"
 
 
 def entry_labels(entry: WikiEntry) -> list[str]:
@@ -85,12 +79,26 @@ class WikiStore:
             created = 1 in migrate(self.db, str(self.path))
         except sqlite3.DatabaseError as exc:
             raise BadInput(self.path, f"not a usable wiki database ({exc})") from None
-        self._search = FtsSearch(self.db, self.aliases, shipped_model())
+        self._search = FtsSearch(self.db, self._search_aliases(), shipped_model())
         if created and seed_cards:
             # cards are YAML front matter: parsed only when a new wiki is seeded, not for every search
             from kloop.wiki.cards import shipped_cards
 
             self.add(shipped_cards(self.aliases))
+
+    def _search_aliases(self) -> AliasTable:
+        """The alias table searches expand with: the shipped one and each repository's learned abbreviations."""
+        pairs = self.db.execute("SELECT DISTINCT short, long FROM learned_aliases ORDER BY commits DESC, short, long")
+        found = pairs.fetchall()
+        return self.aliases.with_abbreviations(found) if found else self.aliases
+
+    def relearn_abbreviations(self, repo: str) -> int:
+        """Learn `repo`'s abbreviations from its entries again (after an ingest); searches use them from now on."""
+        from kloop.wiki.abbreviations import relearn
+
+        count = len(relearn(self.db, repo))
+        self._search.aliases = self._search_aliases()
+        return count
 
     def close(self) -> None:
         self.db.close()
