@@ -16,7 +16,7 @@ _EXPORTS = {
     "Source": "kloop.wiki.schema",
     "WikiEntry": "kloop.wiki.schema",
     "WikiStore": "kloop.wiki.store",
-    "default_db_path": "kloop.wiki.resident",
+    "default_db_path": "kloop.wiki.location",
     "load_cards": "kloop.wiki.cards",
     "parse_card": "kloop.wiki.cards",
     "shipped_cards": "kloop.wiki.cards",

@@ -155,7 +155,7 @@ def search(
 @app.command("serve")
 def serve(db: DbOption = None) -> None:
     """Keep the wiki loaded and answer `kloop wiki search` on a socket beside it (opt-in; Ctrl-C stops)."""
-    from kloop.wiki.resident import serve as serve_searches
+    from kloop.wiki.server import serve as serve_searches
 
     serve_searches(db, echo=typer.echo)
 

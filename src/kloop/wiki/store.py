@@ -16,9 +16,9 @@ from pathlib import Path
 
 from kloop.errors import BadInput
 from kloop.wiki.aliases import AliasTable, default_alias_table
+from kloop.wiki.location import default_db_path
 from kloop.wiki.migrations import migrate
 from kloop.wiki.ranker import Candidate, RankModel, shipped_model
-from kloop.wiki.resident import default_db_path
 from kloop.wiki.schema import Hit, WikiEntry
 from kloop.wiki.search import FtsSearch
 
