@@ -46,6 +46,12 @@ def server(wiki: Path) -> Iterator[subprocess.Popen[str]]:
     assert not socket_path(wiki).exists()  # it cleans up after itself
 
 
+def _stop(server: subprocess.Popen[str]) -> str:
+    """Stop a server as Ctrl-C does; what it printed."""
+    server.send_signal(signal.SIGINT)
+    return server.communicate(timeout=30)[0]
+
+
 SEARCHES = [
     ("bank conflicts in shared memory", "-k", "3"),
     ("tensor core gemm on mi300", "--vendor", "amd", "--json"),
@@ -63,7 +69,8 @@ def test_the_server_prints_what_the_search_prints(wiki: Path) -> None:
         served = [_kloop("wiki", "search", *s, "--db", str(wiki)) for s in SEARCHES]
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
+        log, _ = proc.communicate(timeout=30)
+    assert f"served {len(SEARCHES)} searches" in log  # the server answered them, not a search in-process
     assert all(a.returncode == 0 and a.stdout.strip() for a in alone)
     assert [(s.returncode, s.stdout, s.stderr) for s in served] == [(a.returncode, a.stdout, a.stderr) for a in alone]
 
@@ -74,6 +81,7 @@ def test_a_bad_search_is_the_same_one_line_through_the_server(wiki: Path, server
         assert served.returncode == 2 and served.stdout == ""
         assert served.stderr.startswith("kloop: error: ") and served.stderr.count("\n") == 1, served.stderr
     assert server.poll() is None  # and it keeps serving
+    assert "served 3 searches" in _stop(server)  # the server raised them, not a search in-process
 
 
 def test_an_ingest_by_another_process_is_searched_at_once(wiki: Path, server: subprocess.Popen[str], repo: GitRepo) -> None:
@@ -83,6 +91,7 @@ def test_an_ingest_by_another_process_is_searched_at_once(wiki: Path, server: su
                 {"csrc/decode.cu": "__global__ void zigzag_ring_dequant(float* o) { o[0] = 1.f; }\n"})
     assert _kloop("wiki", "ingest", "git", str(repo.path), "--repo", "kernels", "--db", str(wiki)).returncode == 0
     assert "zigzag ring dequantization for the decode kernel" in _kloop("wiki", "search", question, "--db", str(wiki)).stdout
+    assert "served 2 searches" in _stop(server)  # both answered by the server that held the wiki open
 
 
 def test_a_second_server_is_refused_and_a_stale_socket_is_no_server(wiki: Path, server: subprocess.Popen[str]) -> None:
@@ -95,3 +104,22 @@ def test_a_second_server_is_refused_and_a_stale_socket_is_no_server(wiki: Path, 
     found = _kloop("wiki", "search", "bank conflicts", "--db", str(wiki), "-k", "1")
     assert found.returncode == 0 and found.stdout.strip()  # searched in-process
     socket_path(wiki).unlink()  # what a killed server leaves is the user's to remove (the fixture checks cleanup)
+
+
+def test_a_wiki_too_deep_for_a_socket_beside_it_is_served_all_the_same(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60) / "wiki.sqlite"  # beside it, the socket's path would pass 108 bytes
+    deep.parent.mkdir(parents=True)
+    assert _kloop("wiki", "ingest", "cards", "--db", str(deep)).returncode == 0
+    alone = _kloop("wiki", "search", "bank conflicts", "--db", str(deep), "-k", "2")
+    proc = subprocess.Popen([str(KLOOP), "wiki", "serve", "--db", str(deep)], stdout=subprocess.PIPE, text=True)
+    try:
+        while not socket_path(deep).exists():
+            assert proc.poll() is None
+            time.sleep(0.05)
+        assert socket_path(deep).parent != deep.parent
+        served = _kloop("wiki", "search", "bank conflicts", "--db", str(deep), "-k", "2")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        log, _ = proc.communicate(timeout=30)
+    assert "served 1 searches" in log
+    assert served.stdout == alone.stdout and served.returncode == 0 and served.stdout

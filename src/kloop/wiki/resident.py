@@ -11,8 +11,11 @@ The server (kloop.wiki.server) speaks the same protocol: one JSON request a conn
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import socket
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,12 +26,18 @@ from kloop.wiki.location import default_db_path
 MAX_REQUEST = 1 << 16
 CONNECT_TIMEOUT_S = 0.2  # a server that does not accept this fast is not there
 ANSWER_TIMEOUT_S = 60.0
+MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes with its terminator
 
 
 def socket_path(db: Path | None) -> Path:
-    """Where the server of this wiki listens: beside the database file."""
+    """Where the server of this wiki listens: beside the database file, or, where that path is too long for a
+    Unix socket (108 bytes on Linux), under the temporary directory by a hash of the database's path."""
     path = (db if db is not None else default_db_path()).expanduser().absolute()
-    return path.with_name(path.name + ".sock")
+    beside = path.with_name(path.name + ".sock")
+    if len(os.fsencode(beside)) < MAX_SOCKET_PATH:
+        return beside
+    digest = hashlib.sha256(os.fsencode(path)).hexdigest()[:24]
+    return Path(tempfile.gettempdir()) / f"kloop-wiki-{os.getuid()}-{digest}.sock"
 
 
 def ask(db: Path | None, request: dict[str, Any], echo: Callable[[str], None]) -> bool:

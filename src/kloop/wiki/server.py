@@ -21,7 +21,7 @@ from kloop.wiki.search_command import search_lines
 from kloop.wiki.store import WikiStore
 
 
-def serve(db: Path | None, echo: Callable[[str], None], ready: Callable[[Path], None] | None = None) -> None:
+def serve(db: Path | None, echo: Callable[[str], None]) -> None:
     """Answer searches of `db` on its socket until interrupted (one at a time; the wiki reopened when another
     process changed it, so an ingest that ran meanwhile is searched, learned abbreviations included)."""
     path = db if db is not None else default_db_path()
@@ -29,9 +29,8 @@ def serve(db: Path | None, echo: Callable[[str], None], ready: Callable[[Path], 
     server = _listen(sock)
     store = WikiStore(path)
     version = _data_version(store)
+    served = 0
     echo(f"serving {path} on {sock} (Ctrl-C stops)")
-    if ready is not None:
-        ready(sock)
     try:
         while True:
             conn, _ = server.accept()
@@ -44,10 +43,12 @@ def serve(db: Path | None, echo: Callable[[str], None], ready: Callable[[Path], 
                     conn.sendall(_answer(conn, partial(_search, store)))
                 except OSError:  # the client went away before its answer: serve the next one
                     continue
+                served += 1
     finally:
         server.close()
         sock.unlink(missing_ok=True)
         store.close()
+        echo(f"served {served} searches")
 
 
 def _search(store: WikiStore, request: dict[str, Any]) -> list[str]:
