@@ -188,8 +188,11 @@ def test_verdict_says_which_filesystem_policy_ran(tmp_path: Path) -> None:
         uid = privilege.split()[2].rstrip(",")
         assert kernel == [f"kernel says: Uid {uid}, CapEff 0000000000000000, NoNewPrivs 1, Seccomp 2"], detail
     assert groups.startswith("cgroups: ")
+    from kloop.verify import forkserver
+
+    forked = ", forked from a fork server (torch imported once)" if forkserver.enabled("cpu") else ""
     assert layout == ("address layout: fixed (ASLR off)" if fixed_layout_available()
-                      else "address layout: randomized per process")
+                      else "address layout: randomized per process") + forked
 
 
 @pytest.mark.parametrize("entry", ["/nonexistent/kloop-test-site", "relative/missing"])

@@ -181,7 +181,7 @@ def _reach(paths: list[str], read_only: list[str], stage: str) -> list[str]:
 
 
 def _setup_script(shm_mb: int, reach: list[str], nodes: list[tuple[str, str, int, int]]) -> str:
-    """What the namespace's first shell does as root, before it drops privilege and execs "$@"."""
+    """What the namespace's first shell does as root, before privilege is dropped (`exec "$@"` follows)."""
     q = shlex.quote
     lines = ["set -e", *reach, "mount -t tmpfs -o size=1m,nosuid,noexec,mode=755 kloop-dev /dev"]
     for name, kind, major, minor in nodes:
@@ -192,7 +192,6 @@ def _setup_script(shm_mb: int, reach: list[str], nodes: list[tuple[str, str, int
     lines += ["mkdir /dev/shm /dev/pts", f"mount -t tmpfs -o size={int(shm_mb)}m,nosuid,nodev,mode=1777 kloop-shm /dev/shm",
               "ln -s /proc/self/fd /dev/fd", "ln -s /proc/self/fd/0 /dev/stdin", "ln -s /proc/self/fd/1 /dev/stdout",
               "ln -s /proc/self/fd/2 /dev/stderr", "hostname kloop-sandbox"]  # fmt: skip
-    lines.append('exec "$@"')
     return "\n".join(lines)
 
 
@@ -208,6 +207,12 @@ class Launch:
     uid: int | None = None
     """The unprivileged uid the sandbox runs as (None: privilege not dropped)."""
     dev_nodes: list[str] = field(default_factory=list)
+    setup: str = ""
+    """The namespace's setup script as root (what the exec chain's inner `sh` runs before `exec "$@"`)."""
+    procs: list[str] = field(default_factory=list)
+    """The cgroup files the launcher writes its pid to."""
+    forked: bool = False
+    """Started from a fork server (`kloop.verify.forkserver`): the same steps by system calls, torch imported once."""
 
     def describe(self) -> str:
         ns = (f"namespaces: pid, net, mount, ipc, uts (/dev: {' '.join(self.dev_nodes)}, /dev/shm {self.shm_mb} MB)"
@@ -216,6 +221,8 @@ class Launch:
         layout = "address layout: fixed (ASLR off)" if self.fixed_layout else "address layout: randomized per process"
         priv = (f"privilege: uid {self.uid}, no capabilities, no_new_privs" if self.uid is not None
                 else "privilege: not dropped (not root or no setpriv)")  # fmt: skip
+        if self.forked:  # every box of a server is a copy of its address space: one layout for all of them
+            layout += ", forked from a fork server (torch imported once)"
         return f"{ns}; {groups}; {layout}; {priv}"
 
 
@@ -238,15 +245,16 @@ def wrap(cmd: list[str], containment: Containment | None, *, shm_mb: int = SHM_M
         argv = [shutil.which("setpriv") or "setpriv", *_drop_args(uid, uid), *argv]
     namespaces = use_namespaces and namespaces_available()
     nodes: list[tuple[str, str, int, int]] = []
+    script = ""
     if namespaces:
         unshare = shutil.which("unshare") or "unshare"
         nodes = device_nodes(gpu_nodes)
         ro = [os.path.realpath(p) for p in read_only or []]
         reach = _reach([os.path.realpath(p) for p in [*(need or []), *ro]], ro, stage) if uid is not None else []
         script = _setup_script(shm_mb, reach, nodes)
-        argv = [unshare, *NAMESPACES, "--", _sh(), "-c", script, "kloop-box", *argv]
+        argv = [unshare, *NAMESPACES, "--", _sh(), "-c", script + '\nexec "$@"', "kloop-box", *argv]
     procs = containment.procs_files() if containment is not None else []
     if procs:
         argv = [_sh(), "-c", _JOIN, "kloop-join", *procs, "--", *argv]
-    return Launch(argv=argv, namespaces=namespaces, shm_mb=shm_mb, containment=containment,
-                  fixed_layout=fixed_layout, uid=uid, dev_nodes=[n[0] for n in nodes])  # fmt: skip
+    return Launch(argv=argv, namespaces=namespaces, shm_mb=shm_mb, containment=containment, fixed_layout=fixed_layout,
+                  uid=uid, dev_nodes=[n[0] for n in nodes], setup=script, procs=procs)  # fmt: skip

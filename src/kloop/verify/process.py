@@ -9,6 +9,7 @@ echoes the request's nonce and op; anything else is a `ProtocolViolation`.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kloop.verify import contain, measure, replies, seccomp
+from kloop.verify import contain, forkserver, measure, replies, seccomp
 from kloop.verify.cgroups import Containment, Limits, pick_cpus, sweep_stale
 from kloop.verify.channel import Channel, ChannelClosed, ChannelError, ChannelTimeout, ProtocolViolation
 
@@ -94,7 +95,7 @@ class SandboxProcess:
         self.log_path = log_path
         self.label = label
         self.workdir = Path(tempfile.mkdtemp(prefix=f"kloop-sandbox-{label}-"))
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | forkserver.ForkedBox | None = None
         self.channel: Channel | None = None
         self.started_ns = 0
         self.ready_ns = 0
@@ -120,17 +121,28 @@ class SandboxProcess:
     def start(self) -> SandboxProcess:
         parent, child = socket.socketpair()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "kloop.verify.sandbox", "--fd", str(child.fileno()),
-               "--device", self.device, "--threads", str(self.threads), "--memory-mb", str(self.memory_limit_mb)]  # fmt: skip
+        forked = forkserver.enabled(self.device)
+        args = ["--fd", str(forkserver.BOX_FD if forked else child.fileno()), "--device", self.device,
+                "--threads", str(self.threads), "--memory-mb", str(self.memory_limit_mb)]  # fmt: skip
         self.started_ns = time.perf_counter_ns()
-        self.launch = self._contain(cmd)
+        self.launch = self._contain([sys.executable, "-m", "kloop.verify.sandbox", *args])
         env = _sandbox_env(self.workdir, self.threads)
-        self.proc = subprocess.Popen(
-            self.launch.argv, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=[child.fileno()], start_new_session=True,
-        )
+        if forked:
+            self.launch.forked = True
+            read_end, write_end = os.pipe()
+            spec = {"workdir": str(self.workdir), "env": env, "uid": self.launch.uid, "namespaces": self.launch.namespaces,
+                    "setup": self.launch.setup, "procs": self.launch.procs, "sh": shutil.which("sh") or "/bin/sh",
+                    "argv": args}  # fmt: skip
+            server = _FORK_SERVERS.get(self.device, self.threads)
+            self.proc = server.spawn(spec, child.fileno(), write_end, os.fdopen(read_end, "rb", buffering=0))  # type: ignore[assignment]
+            os.close(write_end)
+        else:
+            self.proc = subprocess.Popen(
+                self.launch.argv, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=[child.fileno()], start_new_session=True,
+            )
         child.close()
-        assert self.proc.stdout is not None
+        assert self.proc is not None and self.proc.stdout is not None
         self.log.drain(self.proc.stdout)
         self.channel = Channel(parent)
         threading.Thread(target=self._watch_memory, daemon=True, name="kloop-memory-watch").start()
@@ -305,12 +317,20 @@ class SandboxProcess:
             self._fail("protocol", str(exc))
         return header, tensors
 
+    def _leader(self) -> int | None:
+        """The launcher's pid, which leads the box's process group (None: nothing was started)."""
+        if isinstance(self.proc, forkserver.ForkedBox):
+            return self.proc.leader()
+        return self.proc.pid if self.proc is not None else None
+
     def _death_detail(self) -> str:
         assert self.proc is not None
         try:
             code = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return "closed the channel but did not exit"
+        if isinstance(self.proc, forkserver.ForkedBox) and self.proc.error:
+            return f"was never started: {self.proc.error}"
         if code < 0:
             return f"killed by {_signal_name(code)}"
         return f"exited with status {code}"
@@ -343,14 +363,15 @@ class SandboxProcess:
 
     def kill(self) -> None:
         """Kill the whole process group; safe to call twice."""
-        if self.proc is not None and self.proc.poll() is None:
+        leader = self._leader()
+        if leader is not None and self.proc is not None and self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                os.killpg(leader, signal.SIGKILL)
             self.proc.wait()
-        if self.proc is not None:
+        if leader is not None:
             # children that outlived the leader still carry its process group id
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                os.killpg(leader, signal.SIGKILL)
         if self.containment is not None:  # and those that left the group (setsid) are still in the box
             self.containment.kill()
 
@@ -454,6 +475,17 @@ class LogSink:
         if not self.dropped:
             return None
         return f"output capped: {self.written + self.dropped} bytes written, {self.cap} kept, {self.dropped} dropped"
+
+
+def _start_fork_server(device: str, threads: int) -> forkserver.ForkServer:
+    """A fork server with a box's environment (no secret of the supervisor's), under `setarch -R` as boxes are."""
+    home = Path(tempfile.mkdtemp(prefix="kloop-forkserver-"))
+    prefix = [shutil.which("setarch") or "setarch", "-R"] if contain.fixed_layout_available() else []
+    return forkserver.ForkServer(argv_prefix=prefix, env=_sandbox_env(home, threads), cwd=home, log=home / "server.log")
+
+
+_FORK_SERVERS = forkserver.ForkServers(_start_fork_server)
+atexit.register(_FORK_SERVERS.close)
 
 
 @functools.cache

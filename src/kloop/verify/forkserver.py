@@ -1,0 +1,445 @@
+"""A fork server for sandboxes: torch is imported once, and every box is forked from that process.
+
+A box started by exec (`contain.wrap`) spends most of its start importing torch: ~1.8 s of CPU on
+this project's 2-core machine, paid twice a verification (candidate and baseline) and by every
+test that verifies anything. Here one server process per (device, threads) imports torch and the
+modules a box's first requests need, then waits. For each box it forks a launcher that does what
+the exec chain does, in the same order, with system calls instead of programs:
+
+    launcher (root, outside):  setsid, join the box's cgroups, unshare pid/net/mount/ipc/uts,
+                               fork the box, wait for it, exit with its status
+    box (pid 1 of its own):    mounts private, its own /proc, the setup script of `contain`
+                               (/dev, /dev/shm, the reachable paths, hostname), then every
+                               capability dropped from every set, groups cleared, an unprivileged
+                               uid and gid, no_new_privs, the parent-death signal, its environment
+                               and descriptors, and `sandbox.main` (seccomp first, as ever)
+
+The server is not a sandbox and never runs candidate code: it holds no secret (it is started
+with a box's environment), no seccomp filter (each box loads its own after the fork) and no
+thread (a fork copies only the calling thread; it reports its thread count when ready). A box
+cannot reach it: another pid and network namespace, and every descriptor but its channel, its
+log and /dev/null closed. The server ends when the supervisor closes its control socket (or
+dies), and every launcher and box dies with it (parent-death signals).
+
+What differs from an exec'd box, and why it does not matter to a verdict: the box's address space
+is a copy of the server's, so every box of a server has the same layout (what `setarch -R` gave
+each exec'd box, the server is started under it too), and torch's pages already mapped are
+charged to the server's memory cgroup until the box writes them. `KLOOP_FORK_SERVER=0` turns it
+off; it is used for CPU boxes only (no GPU runtime was tried after a fork here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
+    0x20000,
+    0x4000000,
+    0x8000000,
+    0x20000000,
+    0x40000000,
+)
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = (
+    1,
+    24,
+    38,
+    47,
+    4,
+)
+_CAP_VERSION_3 = 0x20080522
+BOX_FD = 3
+"""The channel's descriptor number inside a box."""
+MAX_MESSAGE = 1 << 20
+WARM_MODULES = ("torch", "kloop.verify.sandbox", "kloop.task.schema", "kloop.builder.cache", "kloop.builder.dispatch",
+                "kloop.device.detect", "psutil", "kloop.verify.measure", "kloop.verify.handoff")  # fmt: skip
+"""What every box imports before its first reply (the sandbox's `FIRST_REQUESTS_IMPORT` and torch)."""
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def enabled(device: str) -> bool:
+    """Whether boxes for `device` start from a fork server here (CPU boxes, unless switched off)."""
+    return device == "cpu" and os.environ.get("KLOOP_FORK_SERVER", "1") != "0"
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _prctl(option: int, arg: int = 0) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)),
+           f"prctl {option}")  # fmt: skip
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int) -> None:
+    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), None), f"mount {target}")
+
+
+# -- inside the server ------------------------------------------------------------------------
+
+
+def drop_privilege(uid: int) -> None:
+    """What `setpriv --reuid --regid --clear-groups --inh-caps=-all --ambient-caps=-all --bounding-set=-all
+    --no-new-privs` does: nothing left to regain privilege with, in any capability set."""
+    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    for cap in range(last + 1):
+        _prctl(PR_CAPBSET_DROP, cap)
+    _check(_libc.prctl(PR_CAP_AMBIENT, ctypes.c_ulong(PR_CAP_AMBIENT_CLEAR_ALL), ctypes.c_ulong(0),
+                       ctypes.c_ulong(0), ctypes.c_ulong(0)), "clear ambient capabilities")  # fmt: skip
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)  # permitted and effective capabilities go with root's uids
+    header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable, twice (64 capability bits): all zero
+    _check(_libc.capset(header, data), "capset")
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def _box(spec: dict[str, Any], channel_fd: int, log_fd: int) -> int:
+    """The box: pid 1 of its namespace. Containment first, then the sandbox as if it had been exec'd."""
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.dup2(channel_fd, BOX_FD)
+    os.closerange(BOX_FD + 1, os.sysconf("SC_OPEN_MAX"))
+    os.chdir(spec["workdir"])
+    if spec["namespaces"]:
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        _mount("none", "/proc", None, MS_REC | MS_PRIVATE)
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        subprocess.run([spec["sh"], "-c", spec["setup"]], check=True, stdin=subprocess.DEVNULL,
+                       env={"PATH": spec["env"].get("PATH", "/usr/bin:/bin")})  # fmt: skip
+        os.chdir(spec["workdir"])  # the reachable copy the script moved into place
+    if spec["uid"] is not None:
+        drop_privilege(int(spec["uid"]))
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # after the uid change, which clears it
+    os.environ.clear()
+    os.environ.update(spec["env"])
+    import tempfile
+
+    tempfile.tempdir = None  # TMPDIR is the box's own dir now
+    sys.argv = ["kloop.verify.sandbox", *spec["argv"]]
+    from kloop.verify import sandbox
+
+    return sandbox.main(spec["argv"])
+
+
+def _launcher(spec: dict[str, Any], channel_fd: int, log_fd: int) -> int:
+    """The box's cgroups and namespaces, then the box as a child; exit as it exits (setsid is done)."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # with the server
+    for procs in spec["procs"]:
+        Path(procs).write_text(str(os.getpid()))
+    if spec["namespaces"]:
+        _check(
+            _libc.unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare"
+        )
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = _box(spec, channel_fd, log_fd)
+        except BaseException as exc:  # noqa: BLE001 -- the box must never return into the server's loop
+            with contextlib.suppress(Exception):
+                os.write(2, f"kloop fork server: box setup failed: {type(exc).__name__}: {exc}\n".encode())
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(code if isinstance(code, int) else 1)
+    os.close(channel_fd)
+    os.close(log_fd)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):
+        os.kill(os.getpid(), os.WTERMSIG(status))  # as `unshare --fork`: die of the box's signal
+    return os.waitstatus_to_exitcode(status)
+
+
+def _spawn(spec: dict[str, Any], fds: list[int]) -> int:
+    """Fork a launcher; return its pid once it leads its own session (a kill of its group reaches it)."""
+    led_r, led_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setsid()  # its own process group: the supervisor kills launcher and box as one
+            signal.set_wakeup_fd(-1)
+            _close_all_but([*fds, 0, 1, 2])  # the server's control socket, its wake-up pipe, `led_w`
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            code = _launcher(spec, fds[0], fds[1])
+        except BaseException as exc:  # noqa: BLE001
+            with contextlib.suppress(Exception):
+                os.write(fds[1], f"kloop fork server: launch failed: {type(exc).__name__}: {exc}\n".encode())
+        finally:
+            os._exit(code if isinstance(code, int) and code >= 0 else 1)
+    os.close(led_w)
+    while True:
+        try:
+            os.read(led_r, 1)  # end of file once the launcher has its group (or is dead)
+            break
+        except InterruptedError:
+            continue
+    os.close(led_r)
+    for fd in fds:
+        os.close(fd)
+    return pid
+
+
+def _close_all_but(keep: list[int]) -> None:
+    last = 3
+    for fd in sorted(set(k for k in keep if k >= 3)):
+        os.closerange(last, fd)
+        last = fd + 1
+    os.closerange(last, os.sysconf("SC_OPEN_MAX"))
+
+
+def _thread_count() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def serve(control: socket.socket) -> int:
+    """Fork a launcher per `spawn`; report each launcher's exit; end when the supervisor hangs up."""
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    send = lambda msg: control.sendmsg([json.dumps(msg).encode()])  # noqa: E731
+    send({"op": "ready", "pid": os.getpid(), "threads": _thread_count()})
+    while True:
+        readable, _, _ = select.select([control, wake_r], [], [])
+        if wake_r in readable:
+            with contextlib.suppress(BlockingIOError):
+                os.read(wake_r, 4096)
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid == 0:
+                    break
+                send({"op": "exit", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+        if control in readable:
+            data, fds, _flags, _addr = socket.recv_fds(control, MAX_MESSAGE, 2)
+            if not data:
+                return 0
+            msg = json.loads(data)
+            threads = _thread_count()
+            if threads != 1:  # a fork would copy only this thread, and any lock another one held
+                for fd in fds:
+                    os.close(fd)
+                send({"op": "error", "id": msg["id"], "error": f"the fork server has {threads} threads"})
+                continue
+            send({"op": "spawned", "id": msg["id"], "pid": _spawn(msg["spec"], list(fds))})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kloop.verify.forkserver")
+    parser.add_argument("--fd", type=int, required=True)
+    args = parser.parse_args(argv)
+    control = socket.socket(fileno=args.fd)
+    import importlib
+
+    for name in WARM_MODULES:
+        with contextlib.suppress(Exception):  # a box that needs it reports the failure itself
+            importlib.import_module(name)
+    return serve(control)
+
+
+# -- in the supervisor ------------------------------------------------------------------------
+
+
+class ForkedBox:
+    """A launcher forked by the server, with what the supervisor uses of a `Popen`."""
+
+    def __init__(self, server: ForkServer, request_id: int, stdout: Any) -> None:
+        self._server = server
+        self._id = request_id
+        self.stdout = stdout
+        self.returncode: int | None = None
+        self.error: str | None = None
+        """Why no launcher was forked (the server died or refused), if so."""
+
+    @property
+    def pid(self) -> int:
+        """The launcher's pid (its process group's id); waits for the server's fork the first time."""
+        return self._server.pid_of(self._id)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                self.returncode = self._server.exit_code(self.pid)
+            except OSError as exc:  # never forked: nothing runs, nothing to kill
+                self.error, self.returncode = str(exc), 1
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("kloop fork server box", timeout or 0)
+            self._server.wait_for_news(
+                0.05 if deadline is None else max(0.0, min(0.05, deadline - time.monotonic()))
+            )
+        assert self.returncode is not None
+        return self.returncode
+
+    def leader(self) -> int | None:
+        """The launcher's pid, or None where none was forked."""
+        return None if self.poll() == 1 and self.error else self.pid
+
+
+class ForkServer:
+    """The supervisor's handle on one server process (one per device and thread count)."""
+
+    def __init__(self, *, argv_prefix: list[str], env: dict[str, str], cwd: Path, log: Path) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.cwd = cwd
+        with open(log, "ab") as out:
+            self.proc = subprocess.Popen(
+                [*argv_prefix, sys.executable, "-m", "kloop.verify.forkserver", "--fd", str(child.fileno())],
+                cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                pass_fds=[child.fileno()], start_new_session=True,
+            )  # fmt: skip
+        child.close()
+        self.control = parent
+        self.ready: dict[str, Any] | None = None
+        self._next = 0
+        self._pids: dict[int, int] = {}
+        self._errors: dict[int, str] = {}
+        self._exits: dict[int, int] = {}
+        self._news = threading.Condition()
+        self._send = threading.Lock()
+        self.closed = False
+        threading.Thread(target=self._read, daemon=True, name="kloop-fork-server").start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.control.recv(MAX_MESSAGE)
+            except OSError:
+                data = b""
+            with self._news:
+                if not data:
+                    self.closed = True
+                    self._news.notify_all()
+                    return
+                msg = json.loads(data)
+                if msg["op"] == "ready":
+                    self.ready = msg
+                elif msg["op"] == "spawned":
+                    self._pids[msg["id"]] = msg["pid"]
+                elif msg["op"] == "error":
+                    self._errors[msg["id"]] = msg["error"]
+                elif msg["op"] == "exit":
+                    self._exits[msg["pid"]] = msg["code"]
+                self._news.notify_all()
+
+    def spawn(self, spec: dict[str, Any], channel_fd: int, log_fd: int, stdout: Any) -> ForkedBox:
+        """Ask for a box; returns at once (the first box waits for the server's imports on `pid`)."""
+        with self._send:
+            self._next += 1
+            request_id = self._next
+            try:
+                socket.send_fds(self.control, [json.dumps({"op": "spawn", "id": request_id, "spec": spec}).encode()],
+                                [channel_fd, log_fd])  # fmt: skip
+            except OSError as exc:
+                with self._news:
+                    self._errors[request_id] = f"the fork server is gone: {exc}"
+        return ForkedBox(self, request_id, stdout)
+
+    def pid_of(self, request_id: int, timeout_s: float = 300.0) -> int:
+        deadline = time.monotonic() + timeout_s
+        with self._news:
+            while request_id not in self._pids:
+                if request_id in self._errors or self.closed or time.monotonic() > deadline:
+                    why = self._errors.get(request_id) or (
+                        "the fork server is gone" if self.closed else "no fork"
+                    )
+                    raise OSError(f"kloop fork server: {why}")
+                self._news.wait(0.5)
+            return self._pids[request_id]
+
+    def exit_code(self, pid: int) -> int | None:
+        with self._news:
+            if pid in self._exits:
+                return self._exits[pid]
+            if self.closed:  # the server died: its launchers died with it (parent-death signal)
+                return None if _alive(pid) else -signal.SIGKILL
+            return None
+
+    def wait_for_news(self, timeout_s: float) -> None:
+        with self._news:
+            self._news.wait(timeout_s)
+
+    def alive(self) -> bool:
+        return not self.closed and self.proc.poll() is None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.control.shutdown(socket.SHUT_RDWR)
+        self.control.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.cwd, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class ForkServers:
+    """One server per (device, threads, layout) in this process, started on first use."""
+
+    def __init__(self, make: Callable[[str, int], ForkServer]) -> None:
+        self._make = make
+        self._servers: dict[tuple[str, int], ForkServer] = {}
+        self._lock = threading.Lock()
+
+    def get(self, device: str, threads: int) -> ForkServer:
+        with self._lock:
+            server = self._servers.get((device, threads))
+            if server is None or not server.alive():
+                server = self._servers[(device, threads)] = self._make(device, threads)
+            return server
+
+    def close(self) -> None:
+        with self._lock:
+            for server in self._servers.values():
+                server.close()
+            self._servers.clear()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""Boxes forked from the fork server hold exactly what boxes started by exec hold, and no more.
+
+Both launch modes run here side by side: the box's credentials, capability sets, seccomp mode and
+namespaces are read from the kernel (/proc), not from anything the box or the server says. The
+server itself must hold no secret and no second thread, and nothing it forked may outlive it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kloop.verify import forkserver
+from kloop.verify.contain import namespaces_available, privilege_drop_available
+from kloop.verify.process import SandboxFailure, SandboxProcess, _start_fork_server
+
+CONTAINED = pytest.mark.skipif(not (namespaces_available() and privilege_drop_available()),
+                               reason="needs root, setpriv and namespaces (the containment both modes share)")  # fmt: skip
+FIELDS = ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp")
+
+
+def _status(pid: int) -> dict[str, str]:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    fields = dict(line.split(":", 1) for line in lines if ":" in line)
+    return {k: " ".join(fields[k].split()) for k in FIELDS if k in fields}
+
+
+def _box_facts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> dict[str, object]:
+    monkeypatch.setenv("KLOOP_FORK_SERVER", "1" if mode == "fork" else "0")
+    box = SandboxProcess(
+        device="cpu", threads=1, memory_limit_mb=1024, log_path=tmp_path / f"{mode}.txt"
+    ).start()
+    try:
+        box.wait_ready()
+        pid = box.sandbox_pid()
+        assert pid is not None and box.launch is not None and box.launch.forked is (mode == "fork")
+        status = _status(pid)
+        uid = str(box.launch.uid)
+        return {
+            "status": {k: v.replace(uid, "UID") for k, v in status.items()},
+            "namespaces": {
+                ns: os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}")
+                for ns in ("pid", "net", "mnt", "ipc", "uts")
+            },  # fmt: skip
+            "in_its_cgroups": box.containment is not None and pid in box.containment.pids(),
+            "pid_inside": box.wait_ready()["pid"],
+            "cwd": os.readlink(f"/proc/{pid}/cwd") == str(box.workdir),
+            "fds": sorted(_kind(os.readlink(f"/proc/{pid}/fd/{fd}")) for fd in os.listdir(f"/proc/{pid}/fd")),
+        }
+    finally:
+        box.close()
+
+
+@CONTAINED
+def test_a_forked_box_holds_what_an_execd_box_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    forked, execd = (_box_facts(tmp_path, monkeypatch, mode) for mode in ("fork", "exec"))
+    assert forked == execd
+    status = forked["status"]
+    assert isinstance(status, dict)
+    assert status["Uid"] == status["Gid"] == "UID UID UID UID" and status["Groups"] == ""
+    assert {status[k] for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")} == {"0000000000000000"}
+    assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
+    assert forked["namespaces"] == dict.fromkeys(("pid", "net", "mnt", "ipc", "uts"), True)
+    assert forked["in_its_cgroups"] and forked["cwd"] and forked["pid_inside"] == 1
+
+
+@CONTAINED
+def test_the_server_holds_no_secret_and_one_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KLOOP_SEED_SECRET", "qzxw-forkserver-secret")
+    server = _start_fork_server("cpu", 1)
+    try:
+        deadline = time.monotonic() + 300
+        while server.ready is None and server.alive() and time.monotonic() < deadline:
+            server.wait_for_news(0.5)
+        assert server.ready is not None and server.ready["threads"] == 1
+        environ = Path(f"/proc/{server.proc.pid}/environ").read_bytes()
+        assert b"qzxw-forkserver-secret" not in environ and b"KLOOP_SEED_SECRET" not in environ
+    finally:
+        server.close()
+
+
+@CONTAINED
+def test_nothing_forked_outlives_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The supervisor dies or hangs up: the server ends, and its launchers and boxes with it."""
+    monkeypatch.setenv("KLOOP_FORK_SERVER", "1")
+    server = _start_fork_server("cpu", 1)
+    box = SandboxProcess(device="cpu", threads=1, memory_limit_mb=1024, log_path=tmp_path / "log.txt")
+    monkeypatch.setattr("kloop.verify.process._FORK_SERVERS.get", lambda device, threads: server)
+    box.start()
+    try:
+        box.wait_ready()
+        launcher, inside = box.proc.pid if box.proc else None, box.sandbox_pid()
+        assert launcher is not None and inside is not None
+        server.close()
+        deadline = time.monotonic() + 30
+        while (
+            any(forkserver._alive(p) and not _zombie(p) for p in (launcher, inside))
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.1)
+        assert not any(forkserver._alive(p) and not _zombie(p) for p in (launcher, inside))
+    finally:
+        box.close()
+
+
+def _kind(target: str) -> str:
+    """What an open descriptor is, without its inode number (`socket:[123]` -> `socket`)."""
+    return target.split(":[", 1)[0]
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("mode", ["fork", "exec"])
+def test_a_box_closed_before_its_hello_is_gone_at_once(
+    mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spare closed right after its start: the kill must reach a launcher that has only just been forked."""
+    monkeypatch.setenv("KLOOP_FORK_SERVER", "1" if mode == "fork" else "0")
+    for n in range(3):
+        box = SandboxProcess(
+            device="cpu", threads=1, memory_limit_mb=1024, log_path=tmp_path / f"{n}.txt"
+        ).start()
+        closing = threading.Thread(target=box.close, daemon=True)
+        closing.start()
+        closing.join(60)  # a kill that missed the launcher waits for an exit that never comes
+        assert not closing.is_alive()
+        assert box.proc is not None and box.proc.poll() is not None
+
+
+@CONTAINED
+def test_a_dead_server_fails_the_box_it_never_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No fork, no verdict from thin air: the box reads as never started, and closing it neither hangs nor raises."""
+    monkeypatch.setenv("KLOOP_FORK_SERVER", "1")
+    server = _start_fork_server("cpu", 1)
+    server.proc.kill()
+    server.proc.wait()
+    monkeypatch.setattr("kloop.verify.process._FORK_SERVERS.get", lambda device, threads: server)
+    box = SandboxProcess(device="cpu", threads=1, memory_limit_mb=1024, log_path=tmp_path / "log.txt").start()
+    try:
+        with pytest.raises(SandboxFailure) as failure:
+            box.wait_ready()
+        assert failure.value.kind == "died" and "never started" in failure.value.detail
+    finally:
+        box.close()
+        server.close()
