@@ -32,6 +32,7 @@ from kloop.pool.bundle import Bundle  # noqa: E402
 from kloop.pool.job import POOL_ENV_KEY, JobOutcome, OutcomeKind, VerifyJob  # noqa: E402
 from kloop.pool.ray_pool import CPU_RESOURCE, RayPool  # noqa: E402
 from kloop.pool.verifier import job_options  # noqa: E402
+from kloop.verify.forkserver import BOX_NAME  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("ray")
 FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 3, "health_check_timeout_ms": 10_000}
@@ -142,7 +143,8 @@ def _node_verifying(cluster: Cluster) -> Any | None:
             raylet = psutil.Process(node.all_processes["raylet"][0].process.pid)
             for child in raylet.children(recursive=True):
                 with contextlib.suppress(psutil.Error):
-                    if "kloop.verify.sandbox" in " ".join(child.cmdline()):
+                    # a box forked from the fork server keeps the server's command line; its name says what it is
+                    if child.name() == BOX_NAME or "kloop.verify.sandbox" in " ".join(child.cmdline()):
                         return node
     return None
 

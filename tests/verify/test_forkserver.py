@@ -49,6 +49,8 @@ def _box_facts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> di
             "in_its_cgroups": box.containment is not None and pid in box.containment.pids(),
             "pid_inside": box.wait_ready()["pid"],
             "cwd": os.readlink(f"/proc/{pid}/cwd") == str(box.workdir),
+            "named": Path(f"/proc/{pid}/comm").read_text().strip()
+            == (forkserver.BOX_NAME if mode == "fork" else "python"),
             "fds": sorted(_kind(os.readlink(f"/proc/{pid}/fd/{fd}")) for fd in os.listdir(f"/proc/{pid}/fd")),
         }
     finally:
@@ -79,6 +81,7 @@ def test_the_server_holds_no_secret_and_one_thread(tmp_path: Path, monkeypatch: 
         assert server.ready is not None and server.ready["threads"] == 1
         environ = Path(f"/proc/{server.proc.pid}/environ").read_bytes()
         assert b"qzxw-forkserver-secret" not in environ and b"KLOOP_SEED_SECRET" not in environ
+        assert f"{forkserver.OWNER_ENV}={os.getpid()}".encode() in environ  # an orphan says whose it was
     finally:
         server.close()
 

@@ -23,6 +23,7 @@ import pytest
 from kloop.task.load import load_task
 from kloop.verify import VerifyOptions, VerifyResult, VerifyStatus, verify
 from kloop.verify.contain import namespaces_available, privilege_drop_available
+from kloop.verify.forkserver import OWNER_ENV
 from kloop.verify.process import LOG_CAP_BYTES
 
 HERE = Path(__file__).parent
@@ -288,14 +289,23 @@ def test_interrupted_verification_leaves_nothing(sig: signal.Signals, tmp_path: 
     time.sleep(0.5)
     assert not list(groups.glob(f"kloop-{proc.pid}-*")), "a cgroup of the interrupted verification remains"
     assert list(scratch.iterdir()) == [], "a folder of the interrupted verification remains"
-    survivors = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline_has(p, b"kloop.verify.sandbox")
-                 and _ppid_chain_has(int(p), proc.pid)]  # fmt: skip
+    # boxes (exec'd: `kloop.verify.sandbox`; forked: the fork server's command line), launchers and the fork server
+    survivors = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline_has(p, b"kloop.verify.")
+                 and (_ppid_chain_has(int(p), proc.pid) or _environ_has(p, f"{OWNER_ENV}={proc.pid}".encode()))]  # fmt: skip
     assert not survivors
 
 
 def _cmdline_has(pid: str, needle: bytes) -> bool:
     try:
         return needle in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _environ_has(pid: str, needle: bytes) -> bool:
+    """Whether a process started with `needle` in its environment (a fork server reparented to init names its owner)."""
+    try:
+        return needle in Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:
         return False
 

@@ -36,7 +36,6 @@ import ctypes
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -70,7 +69,20 @@ WARM_MODULES = ("torch", "kloop.verify.sandbox", "kloop.task.schema", "kloop.bui
                 "kloop.device.detect", "psutil", "kloop.verify.measure", "kloop.verify.handoff")  # fmt: skip
 """What every box imports before its first reply (the sandbox's `FIRST_REQUESTS_IMPORT` and torch)."""
 
+NO_HOME = Path("/nonexistent/kloop-fork-server")
+"""The server's HOME and TMPDIR: nothing it does may write a file (each box gets its own folder)."""
+OWNER_ENV = "KLOOP_FORK_SERVER_OF"
+"""In the server's environment: the pid of the supervisor that started it."""
+STDERR_TAIL = 4096
+BOX_NAME, LAUNCHER_NAME, SERVER_NAME = "kloop-box", "kloop-launcher", "kloop-forksrv"
+"""Process names (`comm`, what `ps` and psutil's `name()` show): a forked process keeps the server's command line."""
+PR_SET_NAME = 15
+
 _libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _name(name: str) -> None:
+    _libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
 
 
 def enabled(device: str) -> bool:
@@ -116,6 +128,7 @@ def drop_privilege(uid: int) -> None:
 
 def _box(spec: dict[str, Any], channel_fd: int, log_fd: int) -> int:
     """The box: pid 1 of its namespace. Containment first, then the sandbox as if it had been exec'd."""
+    _name(BOX_NAME)
     null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(log_fd, 1)
@@ -146,6 +159,7 @@ def _box(spec: dict[str, Any], channel_fd: int, log_fd: int) -> int:
 
 def _launcher(spec: dict[str, Any], channel_fd: int, log_fd: int) -> int:
     """The box's cgroups and namespaces, then the box as a child; exit as it exits (setsid is done)."""
+    _name(LAUNCHER_NAME)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # with the server
     for procs in spec["procs"]:
         Path(procs).write_text(str(os.getpid()))
@@ -260,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fd", type=int, required=True)
     args = parser.parse_args(argv)
     control = socket.socket(fileno=args.fd)
+    _name(SERVER_NAME)
     import importlib
 
     for name in WARM_MODULES:
@@ -314,16 +329,17 @@ class ForkedBox:
 class ForkServer:
     """The supervisor's handle on one server process (one per device and thread count)."""
 
-    def __init__(self, *, argv_prefix: list[str], env: dict[str, str], cwd: Path, log: Path) -> None:
+    def __init__(self, *, argv_prefix: list[str], env: dict[str, str]) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.cwd = cwd
-        with open(log, "ab") as out:
-            self.proc = subprocess.Popen(
-                [*argv_prefix, sys.executable, "-m", "kloop.verify.forkserver", "--fd", str(child.fileno())],
-                cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                pass_fds=[child.fileno()], start_new_session=True,
-            )  # fmt: skip
+        self.proc = subprocess.Popen(
+            [*argv_prefix, sys.executable, "-m", "kloop.verify.forkserver", "--fd", str(child.fileno())],
+            cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            pass_fds=[child.fileno()], start_new_session=True,
+        )  # fmt: skip
         child.close()
+        self.stderr_tail = b""
+        """The end of what the server wrote to stderr (why it died, when it did)."""
+        threading.Thread(target=self._drain_stderr, daemon=True, name="kloop-fork-server-stderr").start()
         self.control = parent
         self.ready: dict[str, Any] | None = None
         self._next = 0
@@ -334,6 +350,11 @@ class ForkServer:
         self._send = threading.Lock()
         self.closed = False
         threading.Thread(target=self._read, daemon=True, name="kloop-fork-server").start()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for chunk in iter(lambda: self.proc.stderr.read1(1 << 16), b""):  # type: ignore[union-attr]
+            self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_TAIL:]
 
     def _read(self) -> None:
         while True:
@@ -375,12 +396,16 @@ class ForkServer:
         with self._news:
             while request_id not in self._pids:
                 if request_id in self._errors or self.closed or time.monotonic() > deadline:
-                    why = self._errors.get(request_id) or (
-                        "the fork server is gone" if self.closed else "no fork"
-                    )
+                    why = self._errors.get(request_id) or (self._gone() if self.closed else "no fork")
                     raise OSError(f"kloop fork server: {why}")
                 self._news.wait(0.5)
             return self._pids[request_id]
+
+    def _gone(self) -> str:
+        tail = self.stderr_tail.decode(errors="replace").strip().splitlines()[-3:]
+        return f"the fork server is gone (status {self.proc.poll()})" + (
+            f": {' | '.join(tail)}" if tail else ""
+        )
 
     def exit_code(self, pid: int) -> int | None:
         with self._news:
@@ -406,7 +431,6 @@ class ForkServer:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        shutil.rmtree(self.cwd, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:

@@ -478,10 +478,14 @@ class LogSink:
 
 
 def _start_fork_server(device: str, threads: int) -> forkserver.ForkServer:
-    """A fork server with a box's environment (no secret of the supervisor's), under `setarch -R` as boxes are."""
-    home = Path(tempfile.mkdtemp(prefix="kloop-forkserver-"))
+    """A fork server with a box's environment (no secret of the supervisor's), under `setarch -R` as boxes are.
+
+    It has no folder: it writes nothing, and a folder would outlive a supervisor killed with SIGKILL.
+    Its environment names the supervisor, so an orphan can be traced to who started it.
+    """
     prefix = [shutil.which("setarch") or "setarch", "-R"] if contain.fixed_layout_available() else []
-    return forkserver.ForkServer(argv_prefix=prefix, env=_sandbox_env(home, threads), cwd=home, log=home / "server.log")
+    env = {**_sandbox_env(forkserver.NO_HOME, threads), forkserver.OWNER_ENV: str(os.getpid())}
+    return forkserver.ForkServer(argv_prefix=prefix, env=env)
 
 
 _FORK_SERVERS = forkserver.ForkServers(_start_fork_server)

@@ -1,4 +1,5 @@
-"""The sandbox process: `python -m kloop.verify.sandbox --fd N`. Untrusted once the candidate loads.
+"""The sandbox process: `python -m kloop.verify.sandbox --fd N`, or `main` in a box forked from
+`kloop.verify.forkserver` (CPU boxes). Untrusted once the candidate loads.
 
 It answers the supervisor's requests over the channel on fd N, one reply per request, and does
 nothing else: `build` (compile, or take a verified cache hit, without importing: the reply's

@@ -26,7 +26,9 @@ def _squeeze_siblings():
     hits = []
     for pid in _pids():
         cmd = _read(f"/proc/{pid}/cmdline") or b""
-        if b"kloop.verify.sandbox" not in cmd:
+        name = _read(f"/proc/{pid}/comm") or b""
+        # an exec'd box runs `-m kloop.verify.sandbox`; a forked one keeps the fork server's command line
+        if b"kloop.verify." not in cmd and not name.startswith(b"kloop-"):
             continue
         for action, args in ((os.setpriority, (os.PRIO_PROCESS, pid, 19)),
                              (os.sched_setaffinity, (pid, {max(os.sched_getaffinity(0))})),
