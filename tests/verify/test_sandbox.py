@@ -210,3 +210,13 @@ def test_an_import_path_that_does_not_exist_rejects_no_honest_kernel(
                             cache_dir=tmp_path / "cache", workloads=1)  # fmt: skip
     result = verify(load_task(here / "tasks" / "rmsnorm_tiny"), here / "redteam" / "honest_dps", options)
     assert result.passed, result.reasons
+
+
+def test_an_import_path_of_root_grants_no_read_of_the_whole_file_system(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m` started in / puts "/" on sys.path: taken as a read root, Landlock granted every file
+    (the fork server was started there once, and attack_read_task_files PASSED)."""
+    from kloop.verify.policy import python_roots
+
+    monkeypatch.setattr("sys.path", ["/", *__import__("sys").path])
+    roots = python_roots()
+    assert "/" not in roots and roots  # the interpreter's own roots are still there

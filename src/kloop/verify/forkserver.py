@@ -152,6 +152,7 @@ def _box(spec: dict[str, Any], channel_fd: int, log_fd: int) -> int:
 
     tempfile.tempdir = None  # TMPDIR is the box's own dir now
     sys.argv = ["kloop.verify.sandbox", *spec["argv"]]
+    sys.path.insert(0, spec["workdir"])  # where `python -m` run in the box's dir puts it
     from kloop.verify import sandbox
 
     return sandbox.main(spec["argv"])
@@ -275,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     control = socket.socket(fileno=args.fd)
     _name(SERVER_NAME)
+    if sys.path and sys.path[0] in ("", os.getcwd()):  # `-m` put the server's cwd first; a box puts its own dir there
+        sys.path.pop(0)
     import importlib
 
     for name in WARM_MODULES:

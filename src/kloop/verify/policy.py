@@ -43,7 +43,8 @@ def python_roots() -> list[str]:
     roots.add(os.path.dirname(os.path.abspath(kloop.__file__)))
     # import paths (an editable install's src/, PYTHONPATH): package metadata is read from them
     roots.update(p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p))
-    return sorted(os.path.realpath(r) for r in roots if r)
+    # never the whole file system: an import path of "/" (a process started with `-m` in /) would grant it all
+    return sorted({os.path.realpath(r) for r in roots if r} - {"/"})
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:
