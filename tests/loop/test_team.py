@@ -35,7 +35,10 @@ def _rows(run: Path) -> list[dict[str, Any]]:
     return lineage_rows(run, "round, candidate, branch, parent, accepted, speedup_geomean, commit_sha")
 
 
-OFF = [WRONG.replace("1e-2", value) for value in ("1e-2", "2e-2", "3e-2")]
+# Each wrong kernel sleeps at import: b2 must not stall before b1's first round is accepted, and forked
+# sandboxes (kloop.verify.forkserver) made its three failures faster than that round (b2 then stood on the
+# baseline, the global best, and ended after 3 rounds).
+OFF = ["import time\n\ntime.sleep(4)\n" + WRONG.replace("1e-2", value) for value in ("1e-2", "2e-2", "3e-2")]
 REBASE_LINES = {"b1": [{"claim": "vectorized", "files": {"main.py": VECTORIZED}},
                        {"claim": "row loop", "files": {"main.py": ROW_LOOP}}],
                 "b2": [{"claim": f"off {i}", "files": {"main.py": text}} for i, text in enumerate(OFF)]
