@@ -46,21 +46,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
-    0x20000,
-    0x4000000,
-    0x8000000,
-    0x20000000,
-    0x40000000,
-)
+# from <linux/sched.h>, <linux/mount.h>, <linux/prctl.h> and <linux/capability.h>
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x4000000, 0x8000000, 0x20000000, 0x40000000  # fmt: skip
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = (
-    1,
-    24,
-    38,
-    47,
-    4,
-)
+PR_SET_PDEATHSIG, PR_SET_NAME, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 1, 15, 24, 38, 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
 _CAP_VERSION_3 = 0x20080522
 BOX_FD = 3
 """The channel's descriptor number inside a box."""
@@ -76,7 +66,6 @@ OWNER_ENV = "KLOOP_FORK_SERVER_OF"
 STDERR_TAIL = 4096
 BOX_NAME, LAUNCHER_NAME, SERVER_NAME = "kloop-box", "kloop-launcher", "kloop-forksrv"
 """Process names (`comm`, what `ps` and psutil's `name()` show): a forked process keeps the server's command line."""
-PR_SET_NAME = 15
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -276,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     control = socket.socket(fileno=args.fd)
     _name(SERVER_NAME)
-    if sys.path and sys.path[0] in ("", os.getcwd()):  # `-m` put the server's cwd first; a box puts its own dir there
+    # `-m` put the server's cwd first; a box puts its own dir there
+    if sys.path and sys.path[0] in ("", os.getcwd()):
         sys.path.pop(0)
     import importlib
 
