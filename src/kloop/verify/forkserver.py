@@ -437,7 +437,7 @@ def _alive(pid: int) -> bool:
 
 
 class ForkServers:
-    """One server per (device, threads, layout) in this process, started on first use."""
+    """One server per (device, threads) in this process, started on first use, replaced when it died."""
 
     def __init__(self, make: Callable[[str, int], ForkServer]) -> None:
         self._make = make
