@@ -55,9 +55,6 @@ _CAP_VERSION_3 = 0x20080522
 BOX_FD = 3
 """The channel's descriptor number inside a box."""
 MAX_MESSAGE = 1 << 20
-WARM_MODULES = ("torch", "kloop.verify.sandbox", "kloop.task.schema", "kloop.builder.cache", "kloop.builder.dispatch",
-                "kloop.device.detect", "psutil", "kloop.verify.measure", "kloop.verify.handoff")  # fmt: skip
-"""What every box imports before its first reply (the sandbox's `FIRST_REQUESTS_IMPORT` and torch)."""
 
 NO_HOME = Path("/nonexistent/kloop-fork-server")
 """The server's HOME and TMPDIR: nothing it does may write a file (each box gets its own folder)."""
@@ -268,11 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     # `-m` put the server's cwd first; a box puts its own dir there
     if sys.path and sys.path[0] in ("", os.getcwd()):
         sys.path.pop(0)
-    import importlib
+    import torch  # noqa: F401 -- what every box would import first
 
-    for name in WARM_MODULES:
-        with contextlib.suppress(Exception):  # a box that needs it reports the failure itself
-            importlib.import_module(name)
+    from kloop.verify import sandbox
+
+    sandbox.warm_imports()  # what its first requests import: once here, not in every box
     return serve(control)
 
 
@@ -316,7 +313,8 @@ class ForkedBox:
 
     def leader(self) -> int | None:
         """The launcher's pid, or None where none was forked."""
-        return None if self.poll() == 1 and self.error else self.pid
+        self.poll()
+        return None if self.error else self.pid
 
 
 class ForkServer:

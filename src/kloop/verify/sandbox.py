@@ -378,7 +378,8 @@ No candidate code has run yet, and these start no thread (the box's threads are 
 IDLE_BEFORE_WARMING_S = 0.05
 
 
-def _warm_imports() -> None:
+def warm_imports() -> None:
+    """Import what a box's first requests need (also done once by the fork server, before any fork)."""
     for name in FIRST_REQUESTS_IMPORT:
         with contextlib.suppress(Exception):  # the request that needs it reports the failure
             importlib.import_module(name)
@@ -434,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     harness = Harness(channel, args.device, Path.cwd())
     channel.send({"op": "hello", "pid": os.getpid(), "time": time.time(), "torch": torch.__version__})
     if not select.select([channel.sock], [], [], IDLE_BEFORE_WARMING_S)[0]:  # a spare: nobody is waiting on it yet
-        _warm_imports()
+        warm_imports()
     return serve(channel, harness)
 
 
