@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { echo "test-tools: $*" >&2; }
 STAMP=.venv/.kloop-test-installed
+# The agent CLIs download and unpack ~1.3 GB (81 s here one after the other, most of it CPU): they
+# install beside the test extras and the Debian tools, not after them.
+bash scripts/agent-clis.sh & clis=$!
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || ! .venv/bin/python -c "import xdist, pytest" >/dev/null 2>&1; then
   say "installing kloop's test extras"
   if [ -x .venv/bin/uv ]; then  # scripts/setup.sh put it there; it reads no pip.conf, so the find-links go along
@@ -19,8 +22,6 @@ if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ] || ! .venv/bin/python -c
   fi
   touch "$STAMP"
 fi
-# The pinned coding-agent CLIs (Claude Code, Codex, Kimi Code + Node 22) into .tools/ for the adapters' tests.
-bash scripts/agent-clis.sh
 # Debian package PKG for the tests named by WHY, when none of the commands after it exists (CI runs as root).
 apt_tool() {
   local pkg=$1 why=$2; shift 2
@@ -38,3 +39,5 @@ apt_tool() {
 apt_tool chromium "the report's browser test" chromium chromium-browser
 # strace records the syscalls a contained writer agent was refused.
 apt_tool strace "the agents' confinement audit tests" strace
+# The pinned coding-agent CLIs (Claude Code, Codex, Kimi Code + Node 22), started above, for the adapters' tests.
+wait "$clis"
