@@ -47,7 +47,7 @@ def record_rounds(sink: list[dict[str, list[float]]]) -> None:
     original = timed.TimingSession._record
 
     def keep(self: Any, workload: Any, result: Any, timing: Any, *args: Any) -> None:
-        sink.append({label: list(values) for label, values in timing.gross_ns.items()})
+        sink.append({label: list(values) for label, values in timing.cost_ns.items()})
         original(self, workload, result, timing, *args)
 
     timed.TimingSession._record = keep  # type: ignore[method-assign]

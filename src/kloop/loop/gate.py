@@ -10,7 +10,8 @@ is that comparison). The one-sided lower confidence bound of candidate / best at
 `SPEED_RULE.confidence` must exceed `SPEED_RULE.min_gain`. The best is re-measured every time,
 so a best that was lucky once does not raise the bar for later rounds (no ratchet). A first
 verification that is promising (point estimate above the bar) but inconclusive is repeated with
-`confirm_factor` times the rounds and the two pooled (`another_look`, `pooled`); a round no
+`confirm_factor` times the rounds, spread over `confirm_pairs` fresh pairs of boxes, and all of
+them pooled (`another_look`, `pooled`); a round no
 faster than the best is accepted with probability at most looks x (1 - confidence) = 1 %.
 Verdicts without those statistics (a fake verifier) fall back to: CI lower bound > the bar
 passed in.

@@ -266,9 +266,13 @@ class RoundRunner:
             while another_look(result, best.round == 0, looks):  # promising, inconclusive: measure again, pool
                 (art / f"verify-look{looks}.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
                 looks += 1
-                again = self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(), art / f"logs-look{looks}",
-                                             incumbent=incumbent, rounds_factor=SPEED_RULE.confirm_factor)  # fmt: skip
-                result = pooled(result, again)
+                for pair in range(SPEED_RULE.confirm_pairs):  # one look, its rounds over fresh pairs of boxes
+                    again = self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(),
+                                                 art / f"logs-look{looks}" / f"pair{pair + 1}", incumbent=incumbent,
+                                                 rounds_factor=SPEED_RULE.confirm_rounds_factor)  # fmt: skip
+                    result = pooled(result, again)
+                    if not again.passed:
+                        break
         except HarnessFailure as exc:
             raise Blocked(f"round {number}: the verifier could not judge: {exc}") from exc
         attempt.verify = result

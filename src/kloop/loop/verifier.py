@@ -23,7 +23,7 @@ class Verifier(Protocol):
 
     `incumbent`: the current best's solution directory, timed in the same rounds as the candidate
     so the gate can compare the two directly (None while the best is the baseline). `rounds_factor`
-    multiplies the timing rounds (a confirming look, `SpeedRule.confirm_factor`).
+    multiplies the timing rounds (a confirming look's verifications, `SpeedRule.confirm_rounds_factor`).
     """
 
     def verify(

@@ -108,11 +108,12 @@ def _direct_looks(task: Any, mine: Path, theirs: Path, judge: Judge, rule: Speed
     looks = 1
     while versus is not None and rule.another_look(versus.ratio(), looks):
         looks += 1
-        again = judge(task, mine, incumbent=theirs, rounds_factor=rule.confirm_factor)
-        more = again.summary.incumbent if again.passed else None
-        if more is None:
-            break
-        versus = Comparison.of(pool(versus.ratio(), more.ratio()))
+        for _ in range(rule.confirm_pairs):  # one look, its rounds over fresh pairs of boxes
+            again = judge(task, mine, incumbent=theirs, rounds_factor=rule.confirm_rounds_factor)
+            more = again.summary.incumbent if again.passed else None
+            if more is None:
+                return versus, looks
+            versus = Comparison.of(pool(versus.ratio(), more.ratio()))
     return versus, looks
 
 
