@@ -6,10 +6,13 @@ Every rejection path here is also covered end to end with the real verifier (tes
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+from kloop.loop.gate import SPEED_RULE
 from kloop.loop.seal import hash_tree
 from kloop.loop.stopping import Outcome, RunStatus
+from kloop.loop.verifier import FakeVerifier
 from tests.loop.helpers import ROWSCALE, VECTORIZED, fake, make_campaign
 
 HACK = "import torch\n\n_SEEN = {}\n\n\ndef run(x, w):\n    return x * w\n"
@@ -106,3 +109,22 @@ def test_tune_stage_over_an_accepted_tunable_candidate(tmp_path: Path) -> None:
     assert [r.config for r in campaign.lineage.rounds()[2:]] == [{"S": 1.5}, {"S": 4.0}]
     assert summary.best.candidate == "r004" and summary.best.speedup_geomean == 4.0
     assert {r.parent for r in summary.rounds[2:]} == {"r002"}
+
+
+def test_a_promising_inconclusive_round_is_measured_again_over_four_fresh_pairs_of_boxes(tmp_path: Path) -> None:
+    """1.05x with a log-ratio se of 0.025 does not clear 1.01 at 99.5 % in one look (lower bound 0.975):
+    the loop verifies it four more times, each with 2x the rounds (`SpeedRule.confirm_pairs`,
+    `confirm_rounds_factor`), each into its own log folder, and the gate reads the five pooled."""
+    verifier = FakeVerifier()
+    lines = [{"claim": "5 % faster, not yet clear", "files": {"main.py": VECTORIZED,
+                                                              "FAKE_VERDICT.json": fake(1.05, log_se=0.025)}}]  # fmt: skip
+    campaign = make_campaign(tmp_path, lines, verifier=verifier, replan_after=10)
+    summary = campaign.run()
+
+    assert [r.accepted for r in summary.rounds] == [True], [r.reasons for r in summary.rounds]
+    assert verifier.rounds_factors == [1, *[SPEED_RULE.confirm_rounds_factor] * SPEED_RULE.confirm_pairs]
+    assert SPEED_RULE.confirm_pairs == 4 and SPEED_RULE.confirm_rounds_factor == 2
+    assert len(set(verifier.log_dirs)) == 5  # every pair of boxes logs apart
+    verdict = json.loads((tmp_path / "run" / "artifacts" / "round-001" / "verify.json").read_text())
+    assert verdict["summary"]["comparison"]["replicates"] == 16 + 4 * 32
+    assert math.isclose(verdict["summary"]["comparison"]["log_se"], 0.025 / math.sqrt(5))

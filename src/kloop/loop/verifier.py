@@ -9,11 +9,13 @@ runs use `KloopVerifier`.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Protocol
 
 from kloop.errors import BadInput
-from kloop.verify.result import Summary, VerifyResult, VerifyStatus, WorkloadResult
+from kloop.verify.result import Comparison, Summary, VerifyResult, VerifyStatus, WorkloadResult
+from kloop.verify.stats import LogRatio
 
 FAKE_VERDICT_FILE = "FAKE_VERDICT.json"
 
@@ -66,19 +68,25 @@ def failed_result(task: str, status: VerifyStatus, reason: str) -> VerifyResult:
 
 
 class FakeVerifier:
-    """Deterministic verdicts for unit tests: `FAKE_VERDICT.json` = {"status", "speedup", "ci"}.
+    """Deterministic verdicts for unit tests: `FAKE_VERDICT.json` = {"status", "speedup", "ci", "log_se"}.
 
-    A missing file means PASSED at 1.0x with CI [0.95, 1.05]. Never used by `kloop run`.
+    A missing file means PASSED at 1.0x with CI [0.95, 1.05]. With `log_se` the verdict also
+    carries the paired comparison the gate's speed rule reads (16 rounds' worth, scaled by
+    `rounds_factor`), so a test can drive the confirming look. Never used by `kloop run`.
     """
 
     def __init__(self) -> None:
         self.calls: list[Path] = []
+        self.rounds_factors: list[int] = []
+        self.log_dirs: list[Path] = []
 
     def verify(
         self, task_dir: Path, solution_dir: Path, manifest: dict[str, str], log_dir: Path, timing: bool = True,
         incumbent: Path | None = None, rounds_factor: int = 1,
     ) -> VerifyResult:
         self.calls.append(solution_dir)
+        self.rounds_factors.append(rounds_factor)
+        self.log_dirs.append(log_dir)
         path = solution_dir / FAKE_VERDICT_FILE
         data = json.loads(path.read_text()) if path.is_file() else {}
         status = VerifyStatus(data.get("status", "PASSED"))
@@ -88,7 +96,13 @@ class FakeVerifier:
             return failed_result("fake", status, data.get("reason", "fake: failed"))
         workload = WorkloadResult(uuid="w0", axes={"n": 8}, speedup=speedup, speedup_ci=ci,
                                   latency_ms=1.0 / speedup, baseline_latency_ms=1.0)
+        comparison = None
+        if "log_se" in data:
+            rounds = 16 * rounds_factor
+            ratio = LogRatio(math.log(speedup), float(data["log_se"]), rounds - 1, rounds)
+            comparison = Comparison.of(ratio)
         return VerifyResult(status=status, task="fake", solution="candidate", device="cpu",
                             workloads=[workload],
-                            summary=Summary(speedup_geomean=speedup, speedup_ci=ci, latency_ms_median=1.0 / speedup))
+                            summary=Summary(speedup_geomean=speedup, speedup_ci=ci, latency_ms_median=1.0 / speedup,
+                                            comparison=comparison))  # fmt: skip
 
