@@ -71,8 +71,8 @@ class FakeVerifier:
     """Deterministic verdicts for unit tests: `FAKE_VERDICT.json` = {"status", "speedup", "ci", "log_se"}.
 
     A missing file means PASSED at 1.0x with CI [0.95, 1.05]. With `log_se` the verdict also
-    carries the paired comparison the gate's speed rule reads (16 rounds' worth, scaled by
-    `rounds_factor`), so a test can drive the confirming look. Never used by `kloop run`.
+    carries the paired comparison the gate's speed rule reads: that se as given, the replicates of
+    16 rounds times `rounds_factor`, so a test can drive the confirming look. Never used by `kloop run`.
     """
 
     def __init__(self) -> None:
