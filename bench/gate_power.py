@@ -26,10 +26,10 @@ import time
 from dataclasses import astuple
 from pathlib import Path
 
-from kloop.loop.gate import SPEED_RULE, another_look, pooled
+from kloop.loop.gate import SPEED_RULE, another_look, confirmed
 from kloop.task.load import load_task
 from kloop.verify import verify
-from kloop.verify.result import VerifyOptions
+from kloop.verify.result import VerifyOptions, VerifyResult
 from kloop.verify.stats import BOX_SD, LogRatio, pool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -56,14 +56,15 @@ def decide(task: object, candidate: Path, best: Path, work: Path, rounds: int) -
     t0 = time.perf_counter()
     result = verify(task, candidate, options)
     each, looks_done = [result], 1
+    again = options.model_copy(update={"rounds": rounds * SPEED_RULE.confirm_rounds_factor})
+
+    def one_pair(_pair: int) -> VerifyResult:
+        each.append(verify(task, candidate, again))
+        return each[-1]
+
     while another_look(result, False, looks_done):  # the loop's rule: a promising, inconclusive look is repeated
         looks_done += 1
-        again = options.model_copy(update={"rounds": rounds * SPEED_RULE.confirm_rounds_factor})
-        for _ in range(SPEED_RULE.confirm_pairs):  # one look, its rounds over fresh pairs of boxes
-            each.append(verify(task, candidate, again))
-            result = pooled(result, each[-1])
-            if not each[-1].passed:
-                break
+        result = confirmed(result, one_pair)
     took = time.perf_counter() - t0
     inc = result.summary.incumbent
     if inc is None:

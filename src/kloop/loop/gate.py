@@ -19,6 +19,7 @@ passed in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kloop.agents.base import AgentStatus, Decision, Severity, Verdict
@@ -154,6 +155,19 @@ def another_look(verify: VerifyResult | None, best_is_baseline: bool, looks_done
         return False
     versus = direct(GateInput(agent_status=AgentStatus.completed, verify=verify, best_is_baseline=best_is_baseline))
     return versus is not None and rule.another_look(versus.ratio(), looks_done)
+
+
+def confirmed(first: VerifyResult, verify_pair: Callable[[int], VerifyResult],
+              rule: SpeedRule = SPEED_RULE) -> VerifyResult:  # fmt: skip
+    """The confirming look: `rule.confirm_pairs` verifications, each in fresh boxes (`verify_pair(i)`,
+    `rule.confirm_rounds_factor` times the rounds), pooled with `first`; a failed one ends it."""
+    result = first
+    for pair in range(rule.confirm_pairs):
+        again = verify_pair(pair)
+        result = pooled(result, again)
+        if not again.passed:
+            break
+    return result
 
 
 def pooled(first: VerifyResult, again: VerifyResult) -> VerifyResult:

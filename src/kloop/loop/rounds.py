@@ -27,7 +27,7 @@ from kloop.agents.base import (
 )
 from kloop.errors import BadInput, HarnessFailure
 from kloop.loop.context import RunContext
-from kloop.loop.gate import SPEED_RULE, GateInput, another_look, best_speed_now, decide, pooled
+from kloop.loop.gate import SPEED_RULE, GateInput, another_look, best_speed_now, confirmed, decide
 from kloop.loop.lineage import CandidateRecord
 from kloop.loop.prompts import PromptContext, reviewer_prompt, writer_prompt
 from kloop.loop.services import call_agent
@@ -266,13 +266,9 @@ class RoundRunner:
             while another_look(result, best.round == 0, looks):  # promising, inconclusive: measure again, pool
                 (art / f"verify-look{looks}.json").write_text(result.model_dump_json(indent=1), encoding="utf-8")
                 looks += 1
-                for pair in range(SPEED_RULE.confirm_pairs):  # one look, its rounds over fresh pairs of boxes
-                    again = self.verifier.verify(self.paths.sealed, candidate, self.lineage.sealed(),
-                                                 art / f"logs-look{looks}" / f"pair{pair + 1}", incumbent=incumbent,
-                                                 rounds_factor=SPEED_RULE.confirm_rounds_factor)  # fmt: skip
-                    result = pooled(result, again)
-                    if not again.passed:
-                        break
+                result = confirmed(result, lambda pair, logs=art / f"logs-look{looks}": self.verifier.verify(
+                    self.paths.sealed, candidate, self.lineage.sealed(), logs / f"pair{pair + 1}", incumbent=incumbent,
+                    rounds_factor=SPEED_RULE.confirm_rounds_factor))  # fmt: skip
         except HarnessFailure as exc:
             raise Blocked(f"round {number}: the verifier could not judge: {exc}") from exc
         attempt.verify = result
