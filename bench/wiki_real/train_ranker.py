@@ -1,6 +1,6 @@
 """Fit KernelWiki's ranker (src/kloop/wiki/ranker.json) on the real-history questions.
 
-    .venv/bin/python bench/wiki_real/train_ranker.py [--db /tmp/wiki_real.sqlite] [--write]
+    .venv/bin/python bench/wiki_real/train_ranker.py [--db /tmp/wiki_real.sqlite] [--write] [--candidates FILE]
 
 Every question of the training splits of questions.jsonl, however it is phrased, gives one list of candidates
 (what `kloop wiki search` weighs) and the one that is its answer. The model is linear in
@@ -15,7 +15,9 @@ The wiki must be built first (`bench/wiki_real.py --rebuild`); scipy comes with 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import pickle
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -31,12 +33,12 @@ from kloop.wiki.store import WikiStore
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "questions.jsonl"
 TRAIN_SPLITS = ("tune", "held", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9",
-                "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16")
+                "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15", "fresh16", "fresh17")
 # Never read here: the check on a model nobody fitted to it. fresh10-16 were each scored blind once on the
 # code of their day (docs/wiki.md) and joined the training on 2026-12-07, with the four-style sets among them.
-# fresh17 was scored blind on 2026-12-07 (spent; it may join TRAIN_SPLITS at the next refit); fresh18 was
-# written the same day and never scored, nor was fresh19 (committed the next session, aed0f71).
-BLIND_SPLITS = frozenset(["fresh17", "fresh18", "fresh19"])
+# fresh17 was scored blind on 2026-12-07 and joined the training the next session; fresh18 was written the
+# same day and never scored, nor was fresh19 (committed the next session, aed0f71).
+BLIND_SPLITS = frozenset(["fresh18", "fresh19"])
 STYLES = ("legacy", "symptom", "technique", "howto", "keyword")
 PENALTIES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 
@@ -57,7 +59,29 @@ def is_answer(sha: str | None, truth: list[str]) -> bool:
     return bool(sha) and any(t.startswith(sha) or sha.startswith(t) for t in truth)
 
 
-def load(db: Path) -> tuple[list[Question], int]:
+def searched(db: Path, rows: list[dict], cache: Path | None) -> list[tuple[bool, bool, list]]:
+    """`WikiStore.candidates` for every row. With `cache`, read from it when it was written by the same search
+    code, wiki and questions (a fingerprint of all three), else searched and written there: a change to the
+    features alone (ranker.py) then refits in seconds instead of re-running 800 searches."""
+    wiki = Path(__file__).resolve().parents[2] / "src" / "kloop" / "wiki"
+    code = sorted(p for p in wiki.glob("*.*") if p.suffix in (".py", ".yaml") and p.name != "ranker.py")
+    digest = hashlib.sha256(json.dumps([r["question"] for r in rows]).encode())
+    for path in code:
+        digest.update(path.name.encode() + path.read_bytes())
+    digest.update(f"{db.resolve()}:{db.stat().st_mtime_ns}".encode())
+    key = digest.hexdigest()
+    if cache is not None and cache.exists():
+        stored = pickle.loads(cache.read_bytes())
+        if stored["key"] == key:
+            return stored["found"]
+    with WikiStore(db) as store:
+        found = [store.candidates(row["question"]) for row in rows]
+    if cache is not None:
+        cache.write_bytes(pickle.dumps({"key": key, "found": found}))
+    return found
+
+
+def load(db: Path, cache: Path | None = None) -> tuple[list[Question], int]:
     """The questions of the training splits, and how many of them are not phrased as history questions
     (searched like the others since every phrasing takes one ranking; counted for the record)."""
     files = [QUESTIONS, *sorted(HERE.glob("fresh*.jsonl"))]  # later sets keep their own files
@@ -65,13 +89,11 @@ def load(db: Path) -> tuple[list[Question], int]:
     rows = [r for r in rows if r["split"] in TRAIN_SPLITS]
     questions: list[Question] = []
     skipped = 0
-    with WikiStore(db) as store:
-        for row in rows:
-            history, intro, found = store.candidates(row["question"])
-            skipped += not history
-            x = np.array([list(features(c, intro).values()) for _, c in found], dtype=float).reshape(-1, len(FEATURES))
-            answers = np.array([i for i, (sha, _) in enumerate(found) if is_answer(sha, row["truth"])], dtype=int)
-            questions.append(Question(row["id"], row["split"], row["vendor"], row.get("style", "legacy"), x, answers))
+    for row, (history, intro, found) in zip(rows, searched(db, rows, cache), strict=True):
+        skipped += not history
+        x = np.array([list(features(c, intro).values()) for _, c in found], dtype=float).reshape(-1, len(FEATURES))
+        answers = np.array([i for i, (sha, _) in enumerate(found) if is_answer(sha, row["truth"])], dtype=int)
+        questions.append(Question(row["id"], row["split"], row["vendor"], row.get("style", "legacy"), x, answers))
     return questions, skipped
 
 
@@ -159,9 +181,11 @@ def main() -> int:
     parser.add_argument("--db", type=Path, default=Path("/tmp/wiki_real.sqlite"))
     parser.add_argument("--write", action="store_true", help=f"fit on every training split and write {MODEL_PATH.name}")
     parser.add_argument("--penalties", default="", help="comma-separated L2 penalties to cross-validate (default: all)")
+    parser.add_argument("--candidates", type=Path, help="cache of the searched candidates (re-searched when the search "
+                        "code, the wiki or the questions changed)")
     parser.add_argument("--drop", default="", help="comma-separated features left out (held at zero), to compare")
     args = parser.parse_args()
-    questions, skipped = load(args.db)
+    questions, skipped = load(args.db, args.candidates)
     if dropped := [FEATURES.index(name) for name in args.drop.split(",") if name]:
         for q in questions:
             q.x[:, dropped] = 0.0

@@ -107,3 +107,32 @@ def test_the_cached_parse_is_the_shipped_file(tmp_path, monkeypatch) -> None:
     question = "garbage and NaN once slot ids exceed 4096, then it hangs"
     assert first.expansions(question) == again.expansions(question) == fresh.expansions(question)
     assert [r.model_dump() for r in again.rows] == [r.model_dump() for r in fresh.rows]
+
+
+def _crowded_history(repo: GitRepo, decoys: int) -> str:
+    """More tuning commits in the question's own words than a search pool holds, among as many unrelated ones (so
+    those words still weigh), and one fix that spells fewer of them and none of the mechanisms a wrong number
+    points to: BM25 ranks the fix below every tuning commit."""
+    for n in range(2 * decoys):
+        words = "speed up block scatter kernel for long prompts" if n % 2 else "retune gemm tiles for small batches"
+        repo.commit(f"{words}, variant {n}",
+                    {f"csrc/k_{n}.cu": f"__global__ void k_{n}(float* out) {{\n  out[{n}] = 1;\n}}\n"},
+                    date=f"2024-01-01T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}+00:00")
+    return repo.commit("fix: block scatter kernel reads the last page twice",
+                       {"csrc/k_1.cu": "__global__ void k_1(float* out) {\n  out[1] = 2;\n}\n"},
+                       date="2024-02-01T00:00:00+00:00")
+
+
+def test_a_symptom_question_weighs_the_fixes_bm25_would_leave_out(repo: GitRepo, store: WikiStore, monkeypatch) -> None:
+    from kloop.wiki.search import CANDIDATES, FtsSearch
+
+    fix = _crowded_history(repo, CANDIDATES + 10)
+    GitIngester(store).ingest(repo.path, repo="kernels")
+    question = "the block scatter kernel gives wrong numbers for long prompts"
+
+    def weighed() -> bool:
+        return any(sha and fix.startswith(sha) for sha, _ in store.candidates(question)[2])
+
+    assert weighed()
+    monkeypatch.setattr(FtsSearch, "_fixes", lambda self, *args: [])  # the same search without its pass over fixes
+    assert not weighed()

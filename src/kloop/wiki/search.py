@@ -331,6 +331,8 @@ class FtsSearch:
             titled = self._rank(" OR ".join(kept), where, params, TITLE_CANDIDATES, capped, ROW_BUDGET, query,
                                 TITLE_COLUMN_WEIGHTS)
             self._join([rowid for rowid, _ in titled if rowid not in scores], passes, scores, weights, mechanism)
+        if expand and (fixes := self._fixes(query, parsed.clauses + synonyms, merged, intent, scores)):
+            self._join(fixes, passes, scores, weights, mechanism)
         names = named_identifiers(query, self._repo_names())
         if names:
             # the oldest commits whose diffs spell a name the question gives (`get_best_configs`) join too
@@ -340,6 +342,22 @@ class FtsSearch:
             # scored by the same passes: a short first commit BM25 ranks below hundreds of reworks
             self._join(makers, passes, scores, INTRO_COLUMN_WEIGHTS, mechanism)
         return Pool(intent, scores, title_groups, parsed.terms, names, mechanism)
+
+    def _fixes(
+        self, query: str, phrases: list[str], filters: dict[str, str], intent: Intent, scores: dict[int, float]
+    ) -> list[int]:
+        """Under a symptom, the best-matching commits whose titles say they fix something (of the vendor the
+        question names), not yet candidates. Nearly every answer to a symptom is such a fix, yet its words are
+        the user's paraphrase: ranked among all history it often falls past the pool, among fixes it does not."""
+        symptoms = self.symptoms
+        if symptoms is None or not symptoms.fix_words or not symptoms.fired(query):
+            return []
+        where, params = self.filter_sql({**filters, "vendor": filters.get("vendor") or intent.vendor})
+        kept, capped = self._plan(phrases, ROW_BUDGET)
+        fix = "title : (" + " OR ".join(quote(tokens_of(w)) for w in symptoms.fix_words) + ")"
+        found = self._rank(f"({' OR '.join(kept)}) AND {fix}", where, params, CANDIDATES, capped, ROW_BUDGET, query,
+                           COLUMN_WEIGHTS)
+        return [rowid for rowid, _ in found if rowid not in scores]
 
     def _intent(self, query: str) -> Intent:
         """What the question asks (intent.py), with every repository this wiki holds that it names by its short
