@@ -136,3 +136,25 @@ def test_a_symptom_question_weighs_the_fixes_bm25_would_leave_out(repo: GitRepo,
     assert weighed()
     monkeypatch.setattr(FtsSearch, "_fixes", lambda self, *args: [])  # the same search without its pass over fixes
     assert not weighed()
+
+
+@pytest.mark.parametrize(("question", "title", "shares"), [
+    # the fix's title names both symptoms in the user's terms (hangs, inf), and so their mechanisms
+    ("top-k spins forever when a row holds negative-infinity entries", "fix: top_k_mask_logits hangs on -inf inputs",
+     (1.0, 1.0)),
+    # one symptom in the user's terms (large tensors); int64 is the mechanism of both the fault and the size
+    ("the RMS kernel corrupts memory once the tensor holds more than two billion values",
+     "fix(norm): widen address arithmetic to int64 for large tensors", (0.5, 1.0)),
+    # one of the two symptoms named, by its mechanism only (the hang's semaphore)
+    ("the GEMM freezes and then returns NaN", "per-stream semaphore workspace for the GEMM", (0.0, 0.5)),
+    ("the GEMM freezes", "speed up the GEMM epilogue", (0.0, 0.0)),
+])
+def test_a_fix_title_names_the_questions_symptoms(question: str, title: str, shares: tuple[float, float]) -> None:
+    table = default_symptom_table()
+    assert table.named_by(tokens_of(title), table.fired(question)) == shares
+
+
+def test_a_question_without_a_symptom_names_none() -> None:
+    table = default_symptom_table()
+    assert table.fired("how do I call the grouped GEMM") == []
+    assert table.named_by(tokens_of("fix: GEMM hangs with NaN"), []) == (0.0, 0.0)

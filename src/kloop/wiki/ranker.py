@@ -48,6 +48,8 @@ class Candidate:
     first_named: bool = False  # the oldest of the candidates that spell most of those identifiers
     mechanism: float = 0.0  # BM25 of the pass over the mechanisms of the symptoms the question names (positive)
     fix: bool = False  # its title says it fixes something (symptoms.yaml `fix_words`)
+    title_symptom: float = 0.0  # share of the question's symptoms its title names in a user's terms ("hangs")
+    title_mechanism: float = 0.0  # ... and by a mechanism their fixes name ("int32 overflow", "deadlock")
     symptom: bool = False  # the question names a symptom (symptoms.yaml): the answer is a fix whose title
     # rarely spells the user's words, so title, body and fix signals weigh differently there
 
@@ -84,6 +86,8 @@ def features(c: Candidate, introduction: bool) -> dict[str, float]:
     }
     values["fix"] = commit * float(c.fix)
     values["mechanism"] = math.log1p(max(c.mechanism, 0.0))
+    values["title_symptom"] = commit * c.title_symptom
+    values["title_mechanism"] = commit * c.title_mechanism
     for name in ("older", "adds_kernel", "title", "spelled"):
         values[f"intro_{name}"] = intro * values[name]
     symptom = 1.0 if c.symptom else 0.0

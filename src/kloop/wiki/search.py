@@ -514,7 +514,8 @@ class FtsSearch:
         first = _oldest_best(files, when_of, FIRST_MIN)
         asked = {r.replace("-", "_") for r in intent.repos}
         symptoms = self.symptoms
-        symptom = symptoms is not None and bool(symptoms.fired(query))
+        named_rows = symptoms.fired(query) if symptoms is not None else []
+        symptom = bool(named_rows)
         fix_words = frozenset(symptoms.fix_words if symptoms is not None else ())
         spelled = self._spelled(title_groups, list(scores), query)
         named = self._named(pool.names, list(scores), query)
@@ -525,6 +526,7 @@ class FtsSearch:
             short = repo.lower().rsplit("/", 1)[-1].replace("-", "_") if repo else ""
             is_entry = kind not in ("card", "doc")
             title_tokens = tokens_of(title)
+            in_title = symptoms.named_by(title_tokens, named_rows) if symptoms is not None and is_entry else (0.0, 0.0)
             candidates.append(Candidate(
                 rowid=rowid, bm25=scores[rowid], kind=kind,
                 adds_kernel='"git:adds-kernel-files"' in labels, history_only='"git:history-only"' in labels,
@@ -535,6 +537,7 @@ class FtsSearch:
                 older=older[when_of[rowid]] if when_of[rowid] is not None else 0.0,
                 title=titles.get(rowid, 0.0), title_words=len(title_tokens),
                 fix=is_entry and not fix_words.isdisjoint(title_tokens), symptom=symptom,
+                title_symptom=in_title[0], title_mechanism=in_title[1],
                 file=files.get(rowid, 0.0), first=rowid == first, breadth=breadth or 0, body=body or 0,
                 spelled=spelled.get(rowid, 0.0), names=named.get(rowid, 0.0), first_named=rowid == first_named,
                 mechanism=pool.mechanism.get(rowid, 0.0),

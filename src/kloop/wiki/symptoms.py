@@ -91,6 +91,13 @@ class SymptomTable:
         self.numbers = spec.numbers
         self.fix_words = spec.fix_words
         self._matcher = TokenMatcher([(s, i) for i, r in enumerate(self.rows) for s in r.symptoms])
+        # a mechanism many rows share ("overflow", "mask") counts for each of them
+        spelled: dict[str, set[int]] = {}
+        for i, r in enumerate(self.rows):
+            for m in r.mechanisms:
+                spelled.setdefault(" ".join(tokens_of(m)), set()).add(i)
+        self._mechanism_rows = [frozenset(rows) for rows in spelled.values()]
+        self._mechanisms = TokenMatcher([(m, k) for k, m in enumerate(spelled)])
         self._number_row = next((i for i, r in enumerate(self.rows) if spec.numbers and r.canonical == spec.numbers.row), None)
         self._after = [tokens_of(a) for a in spec.numbers.after] if spec.numbers else []
 
@@ -111,6 +118,16 @@ class SymptomTable:
         if self._number_row is not None and self.large_size(text):
             rows.append(self._number_row)
         return list(dict.fromkeys(rows))
+
+    def named_by(self, tokens: list[str], rows: list[int]) -> tuple[float, float]:
+        """Shares of these rows (a question's symptoms) that the tokens (a fix's title) name by a symptom
+        spelling ("hangs", "NaN") and by a mechanism ("int32 overflow", "deadlock"): a fix's title names what
+        it fixes in the user's terms more often than it repeats the user's other words."""
+        if not rows:
+            return 0.0, 0.0
+        symptoms = {row for _, _, row in self._matcher.scan(tokens)}
+        mechanisms = {row for _, _, k in self._mechanisms.scan(tokens) for row in self._mechanism_rows[k]}
+        return len(symptoms.intersection(rows)) / len(rows), len(mechanisms.intersection(rows)) / len(rows)
 
     def expansions(self, text: str) -> list[str]:
         """The mechanisms of every row the text fires, each once, in row order of mention."""
