@@ -38,8 +38,8 @@ TRAIN_SPLITS = ("tune", "held", "fresh", "fresh2", "fresh3", "fresh4", "fresh5",
 # code of their day (docs/wiki.md) and joined the training on 2026-12-07, with the four-style sets among them.
 # fresh17 was scored blind on 2026-12-07 and joined the training the next session. fresh18 was scored blind
 # once that evening, on d864969 and on 1a71d2f (spent: it may join TRAIN_SPLITS at the next refit); fresh19
-# (aed0f71) has never been scored.
-BLIND_SPLITS = frozenset(["fresh18", "fresh19"])
+# (aed0f71) and fresh20 (bb8427d, written that evening) have never been scored.
+BLIND_SPLITS = frozenset(["fresh18", "fresh19", "fresh20"])
 STYLES = ("legacy", "symptom", "technique", "howto", "keyword")
 PENALTIES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 

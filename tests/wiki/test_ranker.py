@@ -35,6 +35,18 @@ def test_history_is_read_from_the_phrasing_whatever_the_verb() -> None:
         assert not read_intent(question, aliases).history, question
 
 
+def test_a_how_to_is_read_from_its_phrasing_anywhere_in_the_question() -> None:
+    aliases = default_alias_table()
+    for question in ("How do I split one GPU into green contexts with FlashInfer?",
+                     "Using rmsnorm2d_fwd_with_add_smoothquant in aiter, how do I also get the normalized tensor?",
+                     "Is there a way to get every timing sample from do_bench?",
+                     "can the grouped conv forward device op take NGCHW input directly?"):
+        assert read_intent(question, aliases).howto, question
+    for question in ("When did CK support grouped convolution forward on tensors larger than 2 GB?",
+                     "top-k sampling spins forever on -inf logits", "ck tile fp8 gemm", "how the split-k kernel scales"):
+        assert not read_intent(question, aliases).howto, question
+
+
 def test_every_repository_a_question_names_counts() -> None:
     intent = read_intent("When did DeepGEMM stop hand-writing its WGMMA wrappers and use CUTLASS's MMA atoms?",
                          default_alias_table())

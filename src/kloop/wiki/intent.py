@@ -37,6 +37,10 @@ MOVE_WORDS = frozenset(["moved", "move", "moving", "renamed", "rename", "relocat
 # so does "What first / added / moved X", where a how-to "what" asks what to do ("what tile size").
 PAST_AUXILIARIES = frozenset(["did", "could", "was", "were"])
 PRESENT_ACTIONS = frozenset(["add", "get", "land", "lands"])
+# A how-to ("How do I ...", "Is there a way to ...", "Can the op take ..."): the answer is the commit that added
+# the capability asked about, often a later extension of an older feature rather than its first commit.
+HOWTO_OPENINGS = (("how", "do"), ("how", "can"), ("how", "should"), ("how", "would"), ("is", "there"),
+                  ("can", "i"), ("can", "we"), ("can", "you"), ("can", "the"), ("can", "it"))
 # Words that name the question, not the answer: dropped from history queries.
 QUESTION_ONLY = frozenset(["commit", "commits", "pr", "prs", "history"])
 
@@ -51,6 +55,7 @@ class Intent:
     vendor: str | None = None  # the vendor the question names (MI300, gfx950, mfma -> amd)
     repos: tuple[str, ...] = ()  # the repositories the question names (lower-case short names)
     moves: bool = False  # the question asks about a move or rename: such commits are not down-weighted
+    howto: bool = False  # the question asks how to do something (HOWTO_OPENINGS), anywhere in it
 
 
 # Scores multiply: an entry that adds kernel files under an introduction question.
@@ -90,4 +95,5 @@ def read_intent(query: str, aliases: AliasTable | None = None) -> Intent:
     return Intent(
         history=history, introduction=intro, intro_boost=INTRO_BOOST if intro else 0.0,
         vendor=vendor, repos=repos, moves=bool(words & MOVE_WORDS),
+        howto=any(tuple(tokens[i:i + 2]) in HOWTO_OPENINGS for i in range(len(tokens) - 1)),
     )

@@ -50,6 +50,7 @@ class Candidate:
     fix: bool = False  # its title says it fixes something (symptoms.yaml `fix_words`)
     title_symptom: float = 0.0  # share of the question's symptoms its title names in a user's terms ("hangs")
     title_mechanism: float = 0.0  # ... and by a mechanism their fixes name ("int32 overflow", "deadlock")
+    howto: bool = False  # the question asks how to do something: the capability's commit, not the feature's first
     symptom: bool = False  # the question names a symptom (symptoms.yaml): the answer is a fix whose title
     # rarely spells the user's words, so title, body and fix signals weigh differently there
 
@@ -90,6 +91,9 @@ def features(c: Candidate, introduction: bool) -> dict[str, float]:
     values["title_mechanism"] = commit * c.title_mechanism
     for name in ("older", "adds_kernel", "title", "spelled"):
         values[f"intro_{name}"] = intro * values[name]
+    howto = 1.0 if c.howto else 0.0
+    for name in ("older", "first_named", "title_words", "title", "bm25"):
+        values[f"howto_{name}"] = howto * values[name]
     symptom = 1.0 if c.symptom else 0.0
     for name in ("bm25", "title", "spelled", "fix", "older"):  # (mechanism is non-zero only under a symptom)
         values[f"symptom_{name}"] = symptom * values[name]

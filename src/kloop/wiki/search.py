@@ -537,7 +537,7 @@ class FtsSearch:
                 older=older[when_of[rowid]] if when_of[rowid] is not None else 0.0,
                 title=titles.get(rowid, 0.0), title_words=len(title_tokens),
                 fix=is_entry and not fix_words.isdisjoint(title_tokens), symptom=symptom,
-                title_symptom=in_title[0], title_mechanism=in_title[1],
+                title_symptom=in_title[0], title_mechanism=in_title[1], howto=intent.howto,
                 file=files.get(rowid, 0.0), first=rowid == first, breadth=breadth or 0, body=body or 0,
                 spelled=spelled.get(rowid, 0.0), names=named.get(rowid, 0.0), first_named=rowid == first_named,
                 mechanism=pool.mechanism.get(rowid, 0.0),
