@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 MODEL_PATH = Path(__file__).with_name("ranker.json")
@@ -110,7 +110,12 @@ class RankModel:
     weights: dict[str, float]
 
     def score(self, c: Candidate, introduction: bool) -> float:
-        return sum(self.weights.get(name, 0.0) * value for name, value in features(c, introduction).items())
+        return sum(w * value for w, value in zip(self._aligned, features(c, introduction).values(), strict=True) if w)
+
+    @cached_property
+    def _aligned(self) -> tuple[float, ...]:
+        """The weights in FEATURES order (features() yields them in that order), read once per model."""
+        return tuple(self.weights.get(name, 0.0) for name in FEATURES)
 
 
 @cache

@@ -125,9 +125,15 @@ class SymptomTable:
         it fixes in the user's terms more often than it repeats the user's other words."""
         if not rows:
             return 0.0, 0.0
-        symptoms = {row for _, _, row in self._matcher.scan(tokens)}
-        mechanisms = {row for _, _, k in self._mechanisms.scan(tokens) for row in self._mechanism_rows[k]}
+        symptoms, mechanisms = self._title_rows(tuple(tokens))
         return len(symptoms.intersection(rows)) / len(rows), len(mechanisms.intersection(rows)) / len(rows)
+
+    @lru_cache(maxsize=65536)  # noqa: B019 - one table per process; the same titles are read search after search
+    def _title_rows(self, tokens: tuple[str, ...]) -> tuple[frozenset[int], frozenset[int]]:
+        """The rows these tokens name by a symptom spelling, and by a mechanism."""
+        symptoms = frozenset(row for _, _, row in self._matcher.scan(list(tokens)))
+        mechanisms = frozenset(row for _, _, k in self._mechanisms.scan(list(tokens)) for row in self._mechanism_rows[k])
+        return symptoms, mechanisms
 
     def expansions(self, text: str) -> list[str]:
         """The mechanisms of every row the text fires, each once, in row order of mention."""
