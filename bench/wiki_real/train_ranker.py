@@ -63,7 +63,7 @@ def is_answer(sha: str | None, truth: list[str]) -> bool:
 def searched(db: Path, rows: list[dict], cache: Path | None) -> list[tuple[bool, bool, list]]:
     """`WikiStore.candidates` for every row. With `cache`, read from it when it was written by the same search
     code, wiki and questions (a fingerprint of all three), else searched and written there: a change to the
-    features alone (ranker.py) then refits in seconds instead of re-running 800 searches."""
+    features alone (ranker.py) then cross-validates in about a minute instead of re-running 800 searches."""
     wiki = Path(__file__).resolve().parents[2] / "src" / "kloop" / "wiki"
     code = sorted(p for p in wiki.glob("*.*") if p.suffix in (".py", ".yaml") and p.name != "ranker.py")
     digest = hashlib.sha256(json.dumps([r["question"] for r in rows]).encode())
