@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kloop.wiki.aliases import default_alias_table
 from kloop.wiki.git_ingest import GitIngester
 from kloop.wiki.intent import read_intent
@@ -23,28 +25,32 @@ def test_the_shipped_model_weighs_every_feature_and_was_never_fitted_on_the_blin
     assert shipped_model() is not None
 
 
-def test_history_is_read_from_the_phrasing_whatever_the_verb() -> None:
-    aliases = default_alias_table()
-    for question in ("When did CK support grouped convolution forward on tensors larger than 2 GB?",
-                     "When could DeepGEMM launch its JIT kernels through the CUDA driver API?",
-                     "What first fused layer normalization into a GEMM as a single CK kernel?",
-                     "What moved the AMD backend into Triton's own tree?"):
-        assert read_intent(question, aliases).history, question
-    for question in ("When should I use stream-K?", "what tile size should I use for split-k on MI300",
-                     "what is the fastest fp8 gemm", "how do I avoid LDS bank conflicts"):
-        assert not read_intent(question, aliases).history, question
+# What a question asks, read from its phrasing: (reads as it, does not). History whatever the verb; a how-to
+# anywhere in the question.
+PHRASINGS = {
+    "history": (("When did CK support grouped convolution forward on tensors larger than 2 GB?",
+                 "When could DeepGEMM launch its JIT kernels through the CUDA driver API?",
+                 "What first fused layer normalization into a GEMM as a single CK kernel?",
+                 "What moved the AMD backend into Triton's own tree?"),
+                ("When should I use stream-K?", "what tile size should I use for split-k on MI300",
+                 "what is the fastest fp8 gemm", "how do I avoid LDS bank conflicts")),
+    "howto": (("How do I split one GPU into green contexts with FlashInfer?",
+               "Using rmsnorm2d_fwd_with_add_smoothquant in aiter, how do I also get the normalized tensor?",
+               "Is there a way to get every timing sample from do_bench?",
+               "can the grouped conv forward device op take NGCHW input directly?"),
+              ("When did CK support grouped convolution forward on tensors larger than 2 GB?",
+               "top-k sampling spins forever on -inf logits", "ck tile fp8 gemm", "how the split-k kernel scales")),
+}
 
 
-def test_a_how_to_is_read_from_its_phrasing_anywhere_in_the_question() -> None:
+@pytest.mark.parametrize("flag", sorted(PHRASINGS))
+def test_what_a_question_asks_is_read_from_its_phrasing(flag: str) -> None:
     aliases = default_alias_table()
-    for question in ("How do I split one GPU into green contexts with FlashInfer?",
-                     "Using rmsnorm2d_fwd_with_add_smoothquant in aiter, how do I also get the normalized tensor?",
-                     "Is there a way to get every timing sample from do_bench?",
-                     "can the grouped conv forward device op take NGCHW input directly?"):
-        assert read_intent(question, aliases).howto, question
-    for question in ("When did CK support grouped convolution forward on tensors larger than 2 GB?",
-                     "top-k sampling spins forever on -inf logits", "ck tile fp8 gemm", "how the split-k kernel scales"):
-        assert not read_intent(question, aliases).howto, question
+    reads, does_not = PHRASINGS[flag]
+    for question in reads:
+        assert getattr(read_intent(question, aliases), flag), question
+    for question in does_not:
+        assert not getattr(read_intent(question, aliases), flag), question
 
 
 def test_every_repository_a_question_names_counts() -> None:
