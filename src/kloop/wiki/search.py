@@ -232,6 +232,7 @@ class Pool:
     terms: list[str]  # what snippets mark
     names: list[tuple[str, ...]]  # identifiers the question gives, as token lists
     mechanism: dict[int, float] = field(default_factory=dict)  # BM25 of the symptom-mechanism pass alone
+    symptoms: list[int] = field(default_factory=list)  # the symptom rows the question names (symptoms.yaml)
 
 
 class FtsSearch:
@@ -331,7 +332,8 @@ class FtsSearch:
             titled = self._rank(" OR ".join(kept), where, params, TITLE_CANDIDATES, capped, ROW_BUDGET, query,
                                 TITLE_COLUMN_WEIGHTS)
             self._join([rowid for rowid, _ in titled if rowid not in scores], passes, scores, weights, mechanism)
-        if expand and (fixes := self._fixes(query, parsed.clauses + synonyms, merged, intent, scores)):
+        symptom_rows = self.symptoms.fired(query) if self.symptoms is not None else []
+        if expand and symptom_rows and (fixes := self._fixes(query, parsed.clauses + synonyms, merged, intent, scores)):
             self._join(fixes, passes, scores, weights, mechanism)
         names = named_identifiers(query, self._repo_names())
         if names:
@@ -341,16 +343,16 @@ class FtsSearch:
             # the oldest commits whose created files spell every word asked about join the candidates,
             # scored by the same passes: a short first commit BM25 ranks below hundreds of reworks
             self._join(makers, passes, scores, INTRO_COLUMN_WEIGHTS, mechanism)
-        return Pool(intent, scores, title_groups, parsed.terms, names, mechanism)
+        return Pool(intent, scores, title_groups, parsed.terms, names, mechanism, symptom_rows)
 
     def _fixes(
         self, query: str, phrases: list[str], filters: dict[str, str], intent: Intent, scores: dict[int, float]
     ) -> list[int]:
-        """Under a symptom, the best-matching commits whose titles say they fix something (of the vendor the
-        question names), not yet candidates. Nearly every answer to a symptom is such a fix, yet its words are
-        the user's paraphrase: ranked among all history it often falls past the pool, among fixes it does not."""
+        """For a question that names a symptom: the best-matching commits whose titles say they fix something (of
+        the vendor the question names), not yet candidates. Nearly every answer to a symptom is such a fix, yet its
+        words are the user's paraphrase: ranked among all history it often falls past the pool, among fixes not."""
         symptoms = self.symptoms
-        if symptoms is None or not symptoms.fix_words or not symptoms.fired(query):
+        if symptoms is None or not symptoms.fix_words:
             return []
         where, params = self.filter_sql({**filters, "vendor": filters.get("vendor") or intent.vendor})
         kept, capped = self._plan(phrases, ROW_BUDGET)
@@ -514,7 +516,7 @@ class FtsSearch:
         first = _oldest_best(files, when_of, FIRST_MIN)
         asked = {r.replace("-", "_") for r in intent.repos}
         symptoms = self.symptoms
-        named_rows = symptoms.fired(query) if symptoms is not None else []
+        named_rows = pool.symptoms
         symptom = bool(named_rows)
         fix_words = frozenset(symptoms.fix_words if symptoms is not None else ())
         spelled = self._spelled(title_groups, list(scores), query)
