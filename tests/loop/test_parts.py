@@ -12,7 +12,8 @@ from kloop.agents import AgentStatus, Decision, ProgressMark, ReviewFinding, Sev
 from kloop.errors import BadInput, HarnessFailure
 from kloop.loop.config import parse_budget
 from kloop.loop.gate import GateInput, decide
-from kloop.loop.lineage import MIGRATIONS, CandidateRecord, Lineage
+from kloop.loop.lineage import MIGRATIONS, Lineage
+from kloop.loop.record import CandidateRecord
 from kloop.loop.seal import Seal
 from kloop.loop.workspace import Workspace
 from kloop.verify.result import Summary, VerifyResult, VerifyStatus

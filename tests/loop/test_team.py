@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from kloop.loop.branches import BranchLineage
-from kloop.loop.lineage import CandidateRecord, Lineage
+from kloop.loop.lineage import Lineage
+from kloop.loop.record import CandidateRecord
 from tests.loop.helpers import ROWSCALE, VECTORIZED, lineage_rows, make_campaign, write_campaign
 from tests.loop.test_end_to_end import ROW_LOOP, WRONG
 from tests.loop.test_resume import kloop, round_commits

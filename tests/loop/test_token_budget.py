@@ -155,6 +155,7 @@ def test_a_team_splits_the_token_budget_and_the_summary_shows_each_branchs_spend
         assert spent["branches"][name]["tokens"] == sum(r["tokens"] for r in rows if r["branch"] == name) == 300
         assert spent["branches"][name]["writer"]["usd"] == pytest.approx(2 * PER_CALL_USD)
     assert spent["tokens"] == 4 * PER_CALL_TOKENS
+    assert json.loads(status_report(tmp_path / "run", as_json=True))["spent"] == spent  # status reads plain rows
     assert "b1" in (tmp_path / "run" / "report.html").read_text().split('id="spent"', 1)[1]
 
 

@@ -11,8 +11,7 @@ from typing import Any
 from kloop.errors import BadInput
 from kloop.loop.branches import BranchPaths, branch_report, team_of
 from kloop.loop.lineage import Lineage
-from kloop.loop.state import RunPaths, load_round
-from kloop.loop.summary import spending
+from kloop.loop.state import RunPaths, read_round
 from kloop.report.data import spent_rows, spent_text
 
 
@@ -20,7 +19,7 @@ def _open(run_dir: Path) -> tuple[RunPaths, Lineage]:
     paths = RunPaths(run_dir)
     if not paths.config.is_file() or not paths.lineage.is_file():
         raise BadInput(run_dir, "not a kloop run directory")
-    return paths, Lineage(paths.lineage)
+    return paths, Lineage(paths.lineage, plain=True)
 
 
 def approve(run_dir: Path) -> str:
@@ -66,13 +65,13 @@ def _report_stale(run_dir: Path, report: Path | None) -> bool:
 def status_report(run_dir: Path, as_json: bool) -> str:
     paths, lineage = _open(run_dir)
     try:
-        in_flight = load_round(paths)
+        in_flight = read_round(paths)
         best = lineage.best()
         rounds = lineage.rounds()
         data = {
             "status": lineage.meta("status", "running"),
             "stage": lineage.meta("stage"),
-            "in_flight": in_flight.model_dump() if in_flight else None,
+            "in_flight": in_flight,
             "best": {"candidate": best.candidate, "round": best.round, "speedup_geomean": best.speedup_geomean}
             if best else None,
             "elapsed_s": round(float(lineage.meta("elapsed_s", 0.0)), 1),
@@ -80,7 +79,9 @@ def status_report(run_dir: Path, as_json: bool) -> str:
                         "speedup_geomean": r.speedup_geomean, "reasons": r.reasons} for r in rounds],
         }
         team = team_of(lineage)
-        data["spent"] = spending(lineage, team).model_dump(exclude=None if team else {"branches"})
+        data["spent"] = lineage.spending(team)
+        if not team:
+            del data["spent"]["branches"]  # a single run's spending keeps its shape
         if team:  # a team run: every branch, and which branch each round was on
             data["branches"] = [_branch_status(run_dir, lineage, name) for name in team]
             for row, record in zip(data["rounds"], rounds, strict=True):
@@ -91,7 +92,7 @@ def status_report(run_dir: Path, as_json: bool) -> str:
         return json.dumps(data, indent=2)
     lines = [f"run {run_dir}: {data['status']} (stage {data['stage'] or '-'}, {data['elapsed_s']}s)"]
     if in_flight:
-        lines.append(f"in flight: round {in_flight.round} ({in_flight.stage}), step {in_flight.step}")
+        lines.append(f"in flight: round {in_flight['round']} ({in_flight['stage']}), step {in_flight['step']}")
     if best:
         lines.append(f"best: {best.candidate} (round {best.round}) at {best.speedup_geomean or 1.0:.2f}x")
     spent = data["spent"]
@@ -109,8 +110,7 @@ def status_report(run_dir: Path, as_json: bool) -> str:
 def _branch_status(run_dir: Path, lineage: Lineage, branch: str) -> dict[str, Any]:
     """A branch as summary.json shows it, plus the round it has in flight."""
     report = branch_report(lineage, branch)
-    in_flight = load_round(BranchPaths(run_dir, branch))
-    report["in_flight"] = in_flight.model_dump() if in_flight else None
+    report["in_flight"] = read_round(BranchPaths(run_dir, branch))
     return report
 
 

@@ -17,10 +17,13 @@ Layout, next to the single-run layout (which does not change):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kloop.loop.lineage import CandidateRecord, Lineage
+from kloop.loop.lineage import Lineage
 from kloop.loop.state import RunPaths
+
+if TYPE_CHECKING:
+    from kloop.loop.record import CandidateRecord
 
 TEAM_KEY = "team"
 """Lineage meta key: the branch names of a team run (absent in a single run)."""
@@ -66,7 +69,7 @@ class BranchLineage(Lineage):
     def view(cls, lineage: Lineage, branch: str) -> BranchLineage:
         """A read view over an open connection (status and summaries): no second connection."""
         view = cls.__new__(cls)
-        view.path, view.db, view.branch = lineage.path, lineage.db, branch
+        view.path, view.db, view.branch, view.plain = lineage.path, lineage.db, branch, lineage.plain
         return view
 
     def add(self, record: CandidateRecord) -> None:

@@ -17,7 +17,8 @@ from typing import Any
 from kloop.errors import BadInput, HarnessFailure
 from kloop.loop.config import RunConfig, Stage, load_config, save_config
 from kloop.loop.context import RunContext
-from kloop.loop.lineage import CandidateRecord, Lineage
+from kloop.loop.lineage import Lineage
+from kloop.loop.record import CandidateRecord
 from kloop.loop.rounds import RoundRunner
 from kloop.loop.seal import Seal, remove_tree
 from kloop.loop.services import Services

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kloop.loop.config import RunConfig
-from kloop.loop.lineage import CandidateRecord, Lineage
+from kloop.loop.lineage import Lineage
+from kloop.loop.record import CandidateRecord
 from kloop.loop.seal import Seal
 from kloop.loop.services import Services
 from kloop.loop.state import RunPaths

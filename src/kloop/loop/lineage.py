@@ -11,11 +11,13 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, Field
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from kloop.migrations import Ledger, Migration, applied, migrate
+
+if TYPE_CHECKING:
+    from kloop.loop.record import CandidateRecord
 
 # the ledger as shipped: run directories made before the shared runner keep opening
 LEDGER = Ledger("schema_migrations", number_column="version")
@@ -64,49 +66,33 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     """),
 ]
 
+_SPENT_SQL = ("SELECT branch, SUM(COALESCE(cost_usd, 0) - COALESCE(review_cost_usd, 0)), "
+              "SUM(COALESCE(tokens, 0) - COALESCE(review_tokens, 0)), SUM(COALESCE(review_cost_usd, 0)), "
+              "SUM(COALESCE(review_tokens, 0)) FROM candidates WHERE round > 0 GROUP BY branch")
+
+
+def _spent(usd: Any, tokens: Any) -> dict[str, Any]:
+    """Dollars and tokens as `summary.Spent` holds them (None counts 0)."""
+    return {"usd": round(float(usd or 0.0), 6), "tokens": int(tokens or 0)}
+
+
+def _sum(*parts: dict[str, Any]) -> dict[str, Any]:
+    return {"usd": round(sum(p["usd"] for p in parts), 6), "tokens": sum(p["tokens"] for p in parts)}
+
+
 _JSON_FIELDS = ("config", "changed_paths", "verify_summary", "workload_speedups", "findings", "reasons")
 
 
-class CandidateRecord(BaseModel):
-    """One lineage row: a round's candidate, what was claimed and measured, and the gate's word."""
-
-    round: int = Field(description="Round number (0 = the baseline).")
-    candidate: str = Field(description="Candidate id (`baseline`, `r001`, ...).")
-    parent: str | None = Field(default=None, description="The candidate this one was built from.")
-    stage: str = Field(description="research, iterate or tune.")
-    commit_sha: str | None = Field(default=None, description="Workspace commit holding the attempt.")
-    agent_status: str = Field(description="How the writer's turn ended.")
-    claim: str = Field(default="", description="The writer's claim.")
-    hypothesis: str = Field(default="", description="The mechanism the writer bet on.")
-    prediction: float | None = Field(default=None, description="Predicted speedup.")
-    goal: str | None = Field(default=None, description="Declared non-speed goal, if any.")
-    config: dict[str, Any] | None = Field(default=None, description="Tuner configuration, if any.")
-    changed_paths: list[str] = Field(default_factory=list, description="Paths the writer changed.")
-    verify_status: str | None = Field(default=None, description="Verifier status, None if not verified.")
-    verify_summary: dict[str, Any] | None = Field(default=None, description="Verifier summary block.")
-    speedup_geomean: float | None = Field(default=None, description="Measured geomean speedup.")
-    speedup_lo: float | None = Field(default=None, description="Lower end of its confidence interval.")
-    speedup_hi: float | None = Field(default=None, description="Upper end of its confidence interval.")
-    workload_speedups: dict[str, float | None] = Field(default_factory=dict, description="uuid -> speedup.")
-    review_decision: str | None = Field(default=None, description="accept or reject, None if not reviewed.")
-    review_progress: str | None = Field(default=None, description="advanced, stalled or regressed.")
-    findings: list[dict[str, str]] = Field(default_factory=list, description="Reviewer findings.")
-    accepted: bool = Field(description="Did the gate accept the candidate?")
-    reasons: list[str] = Field(default_factory=list, description="One per failed gate condition.")
-    cost_usd: float | None = Field(default=None, description="Agent cost of the round (writer and reviewer), when known.")
-    tokens: int | None = Field(default=None, description="Agent tokens of the round (writer and reviewer), when known.")
-    review_tokens: int | None = Field(default=None, description="Of `tokens`, the reviewer's.")
-    review_cost_usd: float | None = Field(default=None, description="Of `cost_usd`, the reviewer's.")
-    started_at: float | None = Field(default=None, description="Unix time the round began.")
-    finished_at: float | None = Field(default=None, description="Unix time the row was written.")
-    branch: str | None = Field(default=None, description="Team branch (b1, b2, ...); None in a single run.")
-
-
 class Lineage:
-    """The run's lineage database."""
+    """The run's lineage database.
 
-    def __init__(self, path: Path) -> None:
+    Rows come back as `CandidateRecord`s (validated, what the loop builds on); with `plain=True` as
+    namespaces of the same fields, for readers that only show them (`kloop status`), which then never
+    import pydantic (0.2-0.3 s of a 2-core machine's start-up)."""
+
+    def __init__(self, path: Path, *, plain: bool = False) -> None:
         self.path = path
+        self.plain = plain
         # a team's coordinator writes summaries from its branch threads, one at a time under its lock
         self.db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
@@ -156,6 +142,11 @@ class Lineage:
         data["workload_speedups"] = data["workload_speedups"] or {}
         data["findings"] = data["findings"] or []
         data["reasons"] = data["reasons"] or []
+        if self.plain:
+            data["accepted"] = bool(data["accepted"])
+            return SimpleNamespace(**data)  # type: ignore[return-value]  # the same fields, read only
+        from kloop.loop.record import CandidateRecord
+
         return CandidateRecord.model_validate(data)
 
     def get(self, round_number: int) -> CandidateRecord | None:
@@ -169,6 +160,23 @@ class Lineage:
         """Agent cost so far, summed from the rounds themselves (nothing to lose in a crash), plus the
         research stage's planning call (meta `research_cost_usd`)."""
         return sum(record.cost_usd or 0.0 for record in self.all()) + float(self.meta("research_cost_usd") or 0.0)
+
+    def spending(self, team: list[str] | None = None) -> dict[str, Any]:
+        """What the run's agents spent, in `summary.Spending`'s shape: the total and the writer's, reviewer's and
+        research's parts, and with a team each branch's (total, writer, reviewer). One grouped query and two meta
+        keys. A row from before the reviewer's share was kept counts wholly as the writer's."""
+        per: dict[str | None, tuple[dict[str, Any], dict[str, Any]]] = {}
+        for branch, w_usd, w_tok, r_usd, r_tok in self.db.execute(_SPENT_SQL):
+            per[branch] = (_spent(w_usd, w_tok), _spent(r_usd, r_tok))
+        writer, reviewer = _sum(*(w for w, _ in per.values())), _sum(*(r for _, r in per.values()))
+        research = _spent(self.meta("research_cost_usd"), self.meta("research_tokens"))
+        out = {**_sum(writer, reviewer, research), "writer": writer, "reviewer": reviewer, "research": research,
+               "branches": None}  # fmt: skip
+        if team:
+            none = (_spent(0.0, 0), _spent(0.0, 0))
+            out["branches"] = {name: {**_sum(*per.get(name, none)), "writer": per.get(name, none)[0],
+                                      "reviewer": per.get(name, none)[1]} for name in team}  # fmt: skip
+        return out
 
     def spent_tokens(self) -> int:
         """Agent tokens so far, as the calls' gateways counted them: the rounds' rows plus the research

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 
 from kloop.agents.base import ReviewEvidence
-from kloop.loop.lineage import CandidateRecord
+from kloop.loop.record import CandidateRecord
 from kloop.wiki.render import fence
 
 RULES = """\

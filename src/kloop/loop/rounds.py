@@ -28,8 +28,8 @@ from kloop.agents.base import (
 from kloop.errors import BadInput, HarnessFailure
 from kloop.loop.context import RunContext
 from kloop.loop.gate import SPEED_RULE, GateInput, another_look, best_speed_now, confirmed, decide
-from kloop.loop.lineage import CandidateRecord
 from kloop.loop.prompts import PromptContext, reviewer_prompt, writer_prompt
+from kloop.loop.record import CandidateRecord
 from kloop.loop.services import call_agent
 from kloop.loop.state import RoundState, clear_round, crash_point, save_round
 from kloop.loop.stopping import Blocked

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+from dataclasses import asdict, dataclass
 from pathlib import Path
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 CRASH_ENV = "KLOOP_TEST_CRASH_AT"
 
@@ -38,15 +38,17 @@ class RunPaths:
         return self.artifacts / f"round-{number:03d}"
 
 
-class RoundState(BaseModel):
-    """The round in flight, saved before each step."""
+@dataclass
+class RoundState:
+    """The round in flight, saved before each step. A dataclass, validated by pydantic only where the loop
+    reads it back (`load_round`): `kloop status` shows the file as it is without importing pydantic."""
 
-    round: int = Field(description="Round number.")
-    stage: str = Field(description="Stage of the round.")
-    parent: str = Field(description="Parent candidate id.")
-    base_commit: str = Field(description="Workspace commit the round starts from.")
-    turn: int = Field(description="The writer's turn within the stage.")
-    step: str = Field(default="prepare", description="The step about to run.")
+    round: int
+    stage: str
+    parent: str  # the parent candidate's id
+    base_commit: str  # the workspace commit the round starts from
+    turn: int  # the writer's turn within the stage
+    step: str = "prepare"  # the step about to run
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -59,13 +61,22 @@ def atomic_write(path: Path, text: str) -> None:
 
 
 def save_round(paths: RunPaths, state: RoundState) -> None:
-    atomic_write(paths.round_state, state.model_dump_json())
+    atomic_write(paths.round_state, json.dumps(asdict(state)))
+
+
+def read_round(paths: RunPaths) -> dict[str, Any] | None:
+    """The round in flight as saved (None: none), for showing it."""
+    if not paths.round_state.is_file():
+        return None
+    return json.loads(paths.round_state.read_text(encoding="utf-8"))
 
 
 def load_round(paths: RunPaths) -> RoundState | None:
-    if not paths.round_state.is_file():
-        return None
-    return RoundState.model_validate(json.loads(paths.round_state.read_text(encoding="utf-8")))
+    """The round in flight, validated: what `--resume` acts on."""
+    from pydantic import TypeAdapter
+
+    saved = read_round(paths)
+    return None if saved is None else TypeAdapter(RoundState).validate_python(saved)
 
 
 def clear_round(paths: RunPaths) -> None:

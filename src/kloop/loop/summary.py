@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from kloop.loop.branches import branch_report, team_of
-from kloop.loop.lineage import CandidateRecord, Lineage
+from kloop.loop.lineage import Lineage
+from kloop.loop.record import CandidateRecord
 from kloop.loop.state import atomic_write
 from kloop.loop.stopping import Outcome, RunStatus
 
@@ -70,34 +71,9 @@ class Spending(BranchSpending):
                                                        "branch's rounds (research is the run's).")
 
 
-_SPENT_SQL = ("SELECT branch, SUM(COALESCE(cost_usd, 0) - COALESCE(review_cost_usd, 0)), "
-              "SUM(COALESCE(tokens, 0) - COALESCE(review_tokens, 0)), SUM(COALESCE(review_cost_usd, 0)), "
-              "SUM(COALESCE(review_tokens, 0)) FROM candidates WHERE round > 0 GROUP BY branch")
-
-
-def _sum(*parts: Spent) -> Spent:
-    return Spent(usd=round(sum(p.usd for p in parts), 6), tokens=sum(p.tokens for p in parts))
-
-
 def spending(lineage: Lineage, team: list[str] | None = None) -> Spending:
-    """The run's spending from its lineage: one grouped query and two meta keys (cheap for `kloop status`).
-    A row from before the reviewer's share was kept counts wholly as the writer's."""
-    per: dict[str | None, tuple[Spent, Spent]] = {}
-    for branch, w_usd, w_tok, r_usd, r_tok in lineage.db.execute(_SPENT_SQL):
-        per[branch] = (Spent(usd=round(w_usd or 0.0, 6), tokens=int(w_tok or 0)),
-                       Spent(usd=round(r_usd or 0.0, 6), tokens=int(r_tok or 0)))
-    writer, reviewer = _sum(*(w for w, _ in per.values())), _sum(*(r for _, r in per.values()))
-    research = Spent(usd=round(float(lineage.meta("research_cost_usd") or 0.0), 6),
-                     tokens=int(lineage.meta("research_tokens") or 0))
-    total = _sum(writer, reviewer, research)
-    branches = None
-    if team:
-        branches = {}
-        for name in team:
-            w, r = per.get(name, (Spent(), Spent()))
-            branches[name] = BranchSpending(**_sum(w, r).model_dump(), writer=w, reviewer=r)
-    return Spending(usd=total.usd, tokens=total.tokens, writer=writer, reviewer=reviewer, research=research,
-                    branches=branches)
+    """The run's spending from its lineage (`Lineage.spending`, which `kloop status` shows as it is)."""
+    return Spending.model_validate(lineage.spending(team))
 
 
 class Summary(BaseModel):

@@ -34,7 +34,7 @@ from kloop.loop.branches import TEAM_KEY, BranchLineage, BranchPaths, branch_nam
 from kloop.loop.campaign import Campaign
 from kloop.loop.config import RunConfig, Stage
 from kloop.loop.context import RunContext
-from kloop.loop.lineage import CandidateRecord
+from kloop.loop.record import CandidateRecord
 from kloop.loop.rounds import RoundInput, RoundRunner
 from kloop.loop.services import Services
 from kloop.loop.stages.iterate import digest_of, wiki_hits

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from kloop.loop.config import Stage
 from kloop.loop.context import RunContext
-from kloop.loop.lineage import CandidateRecord
+from kloop.loop.record import CandidateRecord
 from kloop.loop.rounds import RoundRunner
 
 

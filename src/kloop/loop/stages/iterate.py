@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from kloop.loop.config import Stage
 from kloop.loop.context import RunContext
-from kloop.loop.lineage import CandidateRecord
+from kloop.loop.record import CandidateRecord
 from kloop.loop.rounds import RoundInput
 from kloop.loop.stopping import Stalled, stagnation
 from kloop.loop.summary import tested_hypotheses

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from kloop.agents.base import Agent, AgentRequest, AgentStatus, Role
 from kloop.loop.config import Stage
 from kloop.loop.context import RunContext
-from kloop.loop.lineage import CandidateRecord
 from kloop.loop.plan import plan_markdown
 from kloop.loop.prompts import researcher_prompt
+from kloop.loop.record import CandidateRecord
 from kloop.loop.services import call_agent
 from kloop.loop.stopping import AwaitingApproval, Blocked
 from kloop.verify.result import VerifyResult

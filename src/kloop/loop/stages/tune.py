@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kloop.errors import BadInput
 from kloop.loop.config import Stage
-from kloop.loop.lineage import CandidateRecord
+from kloop.loop.record import CandidateRecord
 from kloop.loop.rounds import RoundInput
 from kloop.task.schema import TunableValue
 from kloop.task.tunables import first_values, space_of
