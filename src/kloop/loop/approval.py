@@ -82,7 +82,7 @@ def status_report(run_dir: Path, as_json: bool) -> str:
         data["spent"] = lineage.spending(team)
         if not team:
             del data["spent"]["branches"]  # a single run's spending keeps its shape
-        if team:  # a team run: every branch, and which branch each round was on
+        else:  # a team run: every branch, and which branch each round was on
             data["branches"] = [_branch_status(run_dir, lineage, name) for name in team]
             for row, record in zip(data["rounds"], rounds, strict=True):
                 row["branch"] = record.branch

@@ -173,9 +173,10 @@ class Lineage:
         out = {**_sum(writer, reviewer, research), "writer": writer, "reviewer": reviewer, "research": research,
                "branches": None}  # fmt: skip
         if team:
-            none = (_spent(0.0, 0), _spent(0.0, 0))
-            out["branches"] = {name: {**_sum(*per.get(name, none)), "writer": per.get(name, none)[0],
-                                      "reviewer": per.get(name, none)[1]} for name in team}  # fmt: skip
+            out["branches"] = {}
+            for name in team:
+                w, r = per.get(name) or (_spent(0.0, 0), _spent(0.0, 0))
+                out["branches"][name] = {**_sum(w, r), "writer": w, "reviewer": r}
         return out
 
     def spent_tokens(self) -> int:
