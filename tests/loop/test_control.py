@@ -200,6 +200,13 @@ def test_cli_status_json_of_a_finished_run(tmp_path: Path) -> None:
     assert text.returncode == 0 and "best: r001" in text.stdout, text.stderr
     assert text.stdout.rstrip().endswith(f"report: {tmp_path / 'run' / 'report.html'}"), text.stdout
     assert (tmp_path / "run" / "report.html").is_file()
+    saved = tmp_path / "run" / ".kloop" / "round.json"  # the round in flight, as a crash mid-write could leave it
+    for content, said in (('{"round": 2, "stage": ', "Expecting value"), ('{"round": 2}', "no stage, parent")):
+        saved.write_text(content)
+        for args in (("status", str(tmp_path / "run")), ("run", "--resume", str(tmp_path / "run"))):
+            proc = _kloop(*args)
+            assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (args, proc.stderr)
+            assert f"{saved}: not a saved round: {said}" in proc.stderr, proc.stderr
 
 
 def test_wiki_hits_reach_the_plan_and_the_prompts_fenced(tmp_path: Path) -> None:

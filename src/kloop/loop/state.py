@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
+
+from kloop.errors import BadInput
 
 CRASH_ENV = "KLOOP_TEST_CRASH_AT"
 
@@ -65,18 +67,33 @@ def save_round(paths: RunPaths, state: RoundState) -> None:
 
 
 def read_round(paths: RunPaths) -> dict[str, Any] | None:
-    """The round in flight as saved (None: none), for showing it."""
+    """The round in flight as saved (None: none), for showing it; a file that is not one is bad input."""
     if not paths.round_state.is_file():
         return None
-    return json.loads(paths.round_state.read_text(encoding="utf-8"))
+    try:
+        saved = json.loads(paths.round_state.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise BadInput(paths.round_state, f"not a saved round: {exc}") from None
+    needed = [f.name for f in fields(RoundState) if f.default is MISSING]
+    missing = [name for name in needed if name not in saved] if isinstance(saved, dict) else needed
+    if missing:
+        raise BadInput(paths.round_state, f"not a saved round: no {', '.join(missing)}")
+    return saved
 
 
 def load_round(paths: RunPaths) -> RoundState | None:
     """The round in flight, validated: what `--resume` acts on."""
-    from pydantic import TypeAdapter
+    from pydantic import TypeAdapter, ValidationError
 
     saved = read_round(paths)
-    return None if saved is None else TypeAdapter(RoundState).validate_python(saved)
+    if saved is None:
+        return None
+    try:
+        return TypeAdapter(RoundState).validate_python(saved)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise BadInput(paths.round_state, f"not a saved round: {where}: {first['msg']}") from None
 
 
 def clear_round(paths: RunPaths) -> None:
