@@ -79,3 +79,29 @@ def test_semantic_scoring_ranks_as_the_cli_does(repo: GitRepo, tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert [h["id"] for h in json.loads(done.stdout)["hits"]] == ours and len(ours) == 5
     assert load["wall_s"] > 0
+
+
+def test_paraphrase_stability_counts_places_moved(repo: GitRepo, store: WikiStore) -> None:
+    """bench/wiki_paraphrase.py on a real wiki: a group whose four phrasings all find the answer first is
+    stable; one where a rewrite misses it (past the top 100) is not, and its shift counts in the pairs."""
+    import wiki_paraphrase
+
+    shas = _history(repo, store)
+
+    def group(name: str, style_questions: list[tuple[str, str]], truth: str) -> list[dict]:
+        return [{"group": name, "repo": "ROCm/aiter", "style": style, "original": i == 0, "question": q,
+                 "truth": [truth]} for i, (style, q) in enumerate(style_questions)]  # fmt: skip
+
+    groups = {
+        "p01": group("p01", [("history", QUESTION), ("keyword", "paged attention decode"),
+                             ("technique", "Is there a paged attention decode kernel?"),
+                             ("howto", "How do I run paged attention decode?")], shas["pa"]),
+        "p02": group("p02", [("history", "Which commit added the split-k GEMM kernel?"), ("keyword", "split-k gemm"),
+                             ("symptom", "xyzzy plugh frobnicates"),
+                             ("technique", "Is there a split-k GEMM?")], shas["gemm"]),
+    }
+    found = wiki_paraphrase.ranks(store, groups)
+    assert found["p01"] == [1, 1, 1, 1] and found["p02"][2] == wiki_paraphrase.DEPTH + 1, found
+    summary = wiki_paraphrase.summarize(groups, found)
+    assert summary["stable"] == 0.5 and summary["stable_by_repo"] == {"ROCm/aiter": 0.5}
+    assert summary["pairs_within_2"] == pytest.approx(5 / 6) and summary["styles"]["symptom"]["r@5"] == 0.0
