@@ -13,7 +13,8 @@ originals' ranks are not blind numbers; what this measures is how far a rewordin
 Per group, each phrasing's rank of the answer among the top 100 hits (past 100 counts as 101):
 - `stable`: every phrasing within two places of the best-placed one (max - min <= 2);
 - `pairs within 2`: the original and each rewrite, |rank - original rank| <= 2;
-- per style: r@1, r@5, found in 100.
+- per style: r@1, r@5, found in 100; and over the originals (training questions the ranker was fitted on)
+  apart from the rewrites (wordings it never saw).
 The wiki must be built first (`bench/wiki_real.py --rebuild`).
 """
 
@@ -72,6 +73,7 @@ def summarize(groups: dict[str, list[dict]], found: dict[str, list[int]]) -> dic
         origin = next(r for row, r in zip(rows, got, strict=True) if row["original"])
         for row, r in zip(rows, got, strict=True):
             styles[row["style"]].append(r)
+            styles["(originals)" if row["original"] else "(rewrites)"].append(r)  # fitted on / never seen
             if not row["original"]:
                 pairs.append(abs(r - origin) <= NEAR)
                 shifts.append(abs(r - origin))
