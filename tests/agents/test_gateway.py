@@ -51,7 +51,8 @@ def test_a_trickling_model_is_cut_at_the_deadline_and_the_worker_thread_ends(tmp
     (ws / "solution").mkdir(parents=True)
     with ScriptedServer([trickle()]) as srv:
         agent = OpenAIAgent("m", base_url=srv.base_url + "/v1", api_key="k")
-        request = AgentRequest(role=Role.writer, prompt="go", workspace=ws, time_limit_s=20, artifacts_dir=tmp_path)
+        # 10 s: the gateway's deadline is 10 s less the CLI's and the close margins (6.5 s), past six keep-alive bytes
+        request = AgentRequest(role=Role.writer, prompt="go", workspace=ws, time_limit_s=10, artifacts_dir=tmp_path)
         started = time.monotonic()
         result = call_agent(agent, request)
         took = time.monotonic() - started
@@ -59,6 +60,6 @@ def test_a_trickling_model_is_cut_at_the_deadline_and_the_worker_thread_ends(tmp
         cut = srv.trickles_cut
     assert result.status is AgentStatus.timed_out, result.final_message
     assert "deadline" in result.final_message  # ended by the gateway's cut, not abandoned by the loop
-    assert took < 20.0  # the agent's own deadline is 20 s less its margins: it returned first
+    assert took < 10.0  # the agent's own deadline is 10 s less its margins: it returned first
     assert cut == 1
     assert not [t for t in threading.enumerate() if t.name == "agent-writer"]
