@@ -78,7 +78,7 @@ def read_round(paths: RunPaths) -> dict[str, Any] | None:
     missing = [name for name in needed if name not in saved] if isinstance(saved, dict) else needed
     if missing:
         raise BadInput(paths.round_state, f"not a saved round: no {', '.join(missing)}")
-    return saved
+    return {**{f.name: f.default for f in fields(RoundState) if f.default is not MISSING}, **saved}
 
 
 def load_round(paths: RunPaths) -> RoundState | None:
