@@ -56,7 +56,12 @@ def test_a_trickling_model_is_cut_at_the_deadline_and_the_worker_thread_ends(tmp
         started = time.monotonic()
         result = call_agent(agent, request)
         took = time.monotonic() - started
-        time.sleep(1.5)  # the server notices the closed connection at its next keep-alive byte
+        # The server notices the hang-up only when a keep-alive write fails: the first write after the
+        # close still lands in the socket's buffer (the peer answers it with a reset), so up to two
+        # keep-alive seconds, more on a loaded machine. An upstream never closed stays at 0.
+        until = time.monotonic() + 8.0
+        while srv.trickles_cut == 0 and time.monotonic() < until:
+            time.sleep(0.1)
         cut = srv.trickles_cut
     assert result.status is AgentStatus.timed_out, result.final_message
     assert "deadline" in result.final_message  # ended by the gateway's cut, not abandoned by the loop
