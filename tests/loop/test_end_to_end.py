@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -127,7 +128,17 @@ def test_speed_of_light_stop_uses_the_device_ceiling(tmp_path: Path) -> None:
     summary = campaign.run()
     assert summary.status is RunStatus.speed_of_light, summary.reason
     assert len(summary.rounds) == 1 and "of the device's speed of light" in summary.reason
-    assert 0 < campaign.lineage.meta("best_sol_fraction") < 1
+    fraction, parts = campaign.lineage.meta("best_sol_fraction"), campaign.lineage.meta("best_sol_fractions")
+    assert 0 < fraction < 1 and parts and all(0 < f < 1 for f in parts.values())
+    assert math.isclose(math.exp(sum(math.log(f) for f in parts.values()) / len(parts)), fraction)
+    # the report shows the fractions the run measured, per workload, without detecting a device
+    from kloop.report.data import load_run
+    from kloop.report.series import sol_fractions
+
+    data = load_run(tmp_path / "run")
+    best = data.by_candidate(summary.best.candidate)
+    assert best is not None
+    assert sol_fractions(data, best) == pytest.approx(parts)
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kloop.errors import BadInput, HarnessFailure
+from kloop.loop.ceiling import overall
 from kloop.loop.config import RunConfig, Stage, load_config, save_config
 from kloop.loop.context import RunContext
 from kloop.loop.lineage import Lineage
@@ -149,9 +150,11 @@ class Campaign:
         if not path.is_file():
             return
         result = VerifyResult.model_validate_json(path.read_text(encoding="utf-8"))
-        fraction = self.services.ceiling.fraction(self.paths.sealed, result)
+        fractions = self.services.ceiling.fractions(self.paths.sealed, result)
+        fraction = overall(fractions)
         if fraction is None:
             return
+        self.lineage.set_meta("best_sol_fractions", fractions)  # what the report shows per workload
         self.lineage.set_meta("best_sol_fraction", fraction)
         if fraction >= self.config.sol_fraction:
             raise SpeedOfLight(f"{record.candidate} runs at {fraction:.0%} of the device's speed of light "

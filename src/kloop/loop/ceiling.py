@@ -3,7 +3,10 @@
 For each timed workload, the floor is max(min bytes / peak bandwidth, FLOPs / peak rate); the
 fraction is floor / measured latency, and the run's number is the geometric mean. Peaks come
 from `kloop.device.detect` (upper bounds, so the fraction errs low: kloop stops early only when
-the evidence is strong). Unknown anywhere -> None, and the stop never fires.
+the evidence is strong). Unknown anywhere -> no fractions, and the stop never fires.
+
+The loop stores the per-workload fractions beside the run's number: the report shows those, on
+the device the run measured, and never detects the device it is rendered on.
 """
 
 from __future__ import annotations
@@ -19,12 +22,20 @@ if TYPE_CHECKING:
 
 
 class Ceiling(Protocol):
-    def fraction(self, task_dir: Path, result: VerifyResult) -> float | None: ...
+    def fractions(self, task_dir: Path, result: VerifyResult) -> dict[str, float]:
+        """Workload uuid -> floor / latency for each timed listed workload ({} where unknown)."""
+        ...
+
+
+def overall(fractions: dict[str, float]) -> float | None:
+    """The run's speed-of-light number: the geometric mean over workloads."""
+    logs = [math.log(f) for f in fractions.values()]
+    return math.exp(sum(logs) / len(logs)) if logs else None
 
 
 class NoCeiling:
-    def fraction(self, task_dir: Path, result: VerifyResult) -> float | None:
-        return None
+    def fractions(self, task_dir: Path, result: VerifyResult) -> dict[str, float]:
+        return {}
 
 
 class DeviceCeiling:
@@ -34,13 +45,13 @@ class DeviceCeiling:
         self.device = device
         self._info: DeviceInfo | None = None
 
-    def fraction(self, task_dir: Path, result: VerifyResult) -> float | None:
+    def fractions(self, task_dir: Path, result: VerifyResult) -> dict[str, float]:
         try:
-            return self._fraction(task_dir, result)
+            return self._fractions(task_dir, result)
         except Exception:  # a missing peak or an odd definition means "unknown", never a failed run
-            return None
+            return {}
 
-    def _fraction(self, task_dir: Path, result: VerifyResult) -> float | None:
+    def _fractions(self, task_dir: Path, result: VerifyResult) -> dict[str, float]:
         from kloop.device import DTYPE_CLASS_OF
         from kloop.device.detect import detect
         from kloop.task.load import load_task
@@ -50,7 +61,7 @@ class DeviceCeiling:
         definition = load_task(task_dir).definition
         dtype = next(iter(definition.outputs.values())).dtype.value
         peak_flops = info.peak_flops.get(DTYPE_CLASS_OF.get(dtype))
-        logs: list[float] = []
+        out: dict[str, float] = {}
         for w in result.workloads:
             if w.heldout or not w.latency_ms:
                 continue
@@ -59,5 +70,5 @@ class DeviceCeiling:
             flops = flops_for(definition, axes)
             if flops and peak_flops:
                 floor_s = max(floor_s, flops / peak_flops)
-            logs.append(math.log(floor_s * 1e3 / w.latency_ms))
-        return math.exp(sum(logs) / len(logs)) if logs else None
+            out[w.uuid] = floor_s * 1e3 / w.latency_ms
+        return out

@@ -69,33 +69,10 @@ def regime_series(data: RunData) -> str:
 
 
 def sol_fractions(data: RunData, best: Round) -> dict[str, float]:
-    """uuid -> floor / latency on the run's device, when the run measured the device (else empty)."""
-    if data.meta.get("best_sol_fraction") is None or not best.verify:
+    """uuid -> floor / latency on the device the run measured, as the loop stored them with the best
+    candidate's speed-of-light number (`kloop.loop.ceiling`). Never detected where the report is
+    rendered: that machine's peaks are not the run's, and detecting imports torch into `kloop status`."""
+    stored = data.meta.get("best_sol_fractions")
+    if data.meta.get("best_sol_fraction") is None or not best.verify or not isinstance(stored, dict):
         return {}
-    try:
-        return _fractions(data, best)
-    except Exception:  # unknown peaks or an odd definition: the column says '-'
-        return {}
-
-
-def _fractions(data: RunData, best: Round) -> dict[str, float]:
-    from kloop.device import DTYPE_CLASS_OF
-    from kloop.device.detect import detect
-    from kloop.task.load import load_task
-    from kloop.task.shapes import flops_for, min_bytes_for
-
-    definition = load_task(data.run_dir / "sealed").definition
-    info = detect(str((best.verify or {}).get("device") or "auto"))
-    dtype = next(iter(definition.outputs.values())).dtype.value
-    peak = info.peak_flops.get(DTYPE_CLASS_OF.get(dtype))
-    out = {}
-    for w in (best.verify or {}).get("workloads", []):
-        if w.get("heldout") or not w.get("latency_ms"):
-            continue
-        axes = {**definition.const_axes, **w["axes"]}
-        floor = min_bytes_for(definition, axes) / (info.peak_bandwidth_gbs * 1e9)
-        flops = flops_for(definition, axes)
-        if flops and peak:
-            floor = max(floor, flops / peak)
-        out[w["uuid"]] = floor * 1e3 / w["latency_ms"]
-    return out
+    return {str(k): float(v) for k, v in stored.items() if isinstance(v, int | float)}
