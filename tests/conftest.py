@@ -1,8 +1,12 @@
-"""Suite-wide test settings: shared fixture paths, the gpu marker and the slowest files first."""
+"""Suite-wide test settings: shared fixture paths, the gpu marker, the slowest files first and one
+fork server per worker for every verifier the suite starts."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -76,3 +80,42 @@ def shared_fixtures() -> Path:
 @pytest.fixture(scope="session")
 def examples_dir() -> Path:
     return EXAMPLES
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_fork_server_per_worker() -> Iterator[None]:
+    """Every verifier this worker starts, in process or as a `kloop` subprocess, forks its CPU boxes
+    from one server ($KLOOP_FORK_SERVERS) instead of importing torch into a server of its own.
+
+    The suite starts about a hundred verifiers (each `kloop verify`, `kloop run` and pool slot is
+    one); each server's imports cost 1.5-4 s of CPU on this machine. A verifier whose boxes would
+    differ (another environment, interpreter or thread count) still starts its own: the server
+    answers only for boxes identical to what the verifier would have forked. Tests about whose
+    process a box is (leftovers after a signal, Ray node loss, the server itself) are marked
+    `own_fork_server` and never see it.
+    """
+    from kloop.verify import forkserver
+    from kloop.verify.contain import namespaces_available, privilege_drop_available
+    from kloop.verify.process import SHARED_SERVERS_ENV, start_shared_fork_server
+
+    if not forkserver.enabled("cpu") or not (namespaces_available() and privilege_drop_available()):
+        yield
+        return
+    folder = Path(tempfile.mkdtemp(prefix="kloop-forksrv-"))
+    server = start_shared_fork_server(folder)
+    os.environ[SHARED_SERVERS_ENV] = str(folder)
+    try:
+        yield
+    finally:
+        os.environ.pop(SHARED_SERVERS_ENV, None)
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _own_fork_server_where_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test marked `own_fork_server` starts its verifiers' servers as a user's `kloop` would."""
+    if request.node.get_closest_marker("own_fork_server") is not None:
+        from kloop.verify.process import SHARED_SERVERS_ENV
+
+        monkeypatch.delenv(SHARED_SERVERS_ENV, raising=False)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.own_fork_server  # whose process a box is, is what these tests read
 ROOT = Path(__file__).resolve().parents[1]
 KLOOP = ROOT / ".venv" / "bin" / "kloop"
 TASK = ROOT / "tests" / "verify" / "tasks" / "rmsnorm_tiny"

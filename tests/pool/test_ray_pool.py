@@ -34,7 +34,7 @@ from kloop.pool.ray_pool import CPU_RESOURCE, RayPool  # noqa: E402
 from kloop.pool.verifier import job_options  # noqa: E402
 from kloop.verify.forkserver import BOX_NAME  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("ray")
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.own_fork_server]  # a node's boxes are found under its raylet
 FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 3, "health_check_timeout_ms": 10_000}
 """A removed node is found dead within about 1.5 s: its raylet is gone, so each check fails at once
 (connection refused), three in a row. A live raylet gets Ray's default 10 s to answer: at 500 ms a
@@ -45,10 +45,17 @@ NODE: dict[str, Any] = {"num_cpus": 1, "resources": {CPU_RESOURCE: 1}}
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    cl = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "_system_config": FAST_HEALTH})
-    for _ in range(2):
-        cl.add_node(**NODE)
-    cl.wait_for_nodes()
+    from kloop.verify.process import SHARED_SERVERS_ENV
+
+    shared = os.environ.pop(SHARED_SERVERS_ENV, None)  # the nodes' workers fork their own boxes, under their raylet
+    try:
+        cl = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "_system_config": FAST_HEALTH})
+        for _ in range(2):
+            cl.add_node(**NODE)
+        cl.wait_for_nodes()
+    finally:
+        if shared is not None:
+            os.environ[SHARED_SERVERS_ENV] = shared
     ray.init(address=cl.address, log_to_driver=False, logging_level="ERROR")
     yield cl
     ray.shutdown()

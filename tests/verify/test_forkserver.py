@@ -18,6 +18,7 @@ from kloop.verify import forkserver
 from kloop.verify.contain import namespaces_available, privilege_drop_available
 from kloop.verify.process import SandboxFailure, SandboxProcess, _start_fork_server
 
+pytestmark = pytest.mark.own_fork_server  # whose process a box is, is what these tests read
 CONTAINED = pytest.mark.skipif(not (namespaces_available() and privilege_drop_available()),
                                reason="needs root, setpriv and namespaces (the containment both modes share)")  # fmt: skip
 FIELDS = ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp")
@@ -157,3 +158,57 @@ def test_a_dead_server_fails_the_box_it_never_started(
     finally:
         box.close()
         server.close()
+
+
+def _ready(server: forkserver.ForkServer) -> dict[str, object]:
+    deadline = time.monotonic() + 300
+    while server.ready is None and server.alive() and time.monotonic() < deadline:
+        server.wait_for_news(0.5)
+    assert server.ready is not None, server.stderr_tail
+    return server.ready
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@CONTAINED
+def test_a_shared_server_forks_for_another_supervisor_and_kills_only_what_it_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """$KLOOP_FORK_SERVERS: a supervisor that finds a server forking its boxes uses it; hanging up kills
+    its own launchers and boxes, not the server; a supervisor that would fork other boxes gets none."""
+    from kloop.verify.process import SHARED_SERVERS_ENV, start_shared_fork_server
+
+    monkeypatch.setenv("KLOOP_FORK_SERVER", "1")
+    folder = tmp_path / "servers"
+    shared = start_shared_fork_server(folder)
+    try:
+        assert shared.proc is not None and (folder.stat().st_mode & 0o777) == 0o700
+        _ready(shared)
+        monkeypatch.setenv(SHARED_SERVERS_ENV, str(folder))
+        client = _start_fork_server("cpu", 1)
+        assert client.proc is None and _ready(client)["pid"] == shared.proc.pid  # connected, nothing started
+        monkeypatch.setattr("kloop.verify.process._FORK_SERVERS.get", lambda device, threads: client)
+        box = SandboxProcess(device="cpu", threads=1, memory_limit_mb=1024, log_path=tmp_path / "log.txt").start()
+        try:
+            assert box.wait_ready()["pid"] == 1
+            launcher, inside = box.proc.pid if box.proc else None, box.sandbox_pid()
+            assert launcher is not None and inside is not None and _parent(launcher) == shared.proc.pid
+            client.close()  # the supervisor hangs up (or dies)
+            deadline = time.monotonic() + 30
+            while any(forkserver._alive(p) and not _zombie(p) for p in (launcher, inside)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not any(forkserver._alive(p) and not _zombie(p) for p in (launcher, inside))
+            assert shared.alive()
+        finally:
+            box.close()
+        # another interpreter environment (threads) or a changed box environment: not this server's boxes
+        monkeypatch.setenv("LANG", "xx_XX.kloop-test")
+        other = _start_fork_server("cpu", 1)
+        try:
+            assert other.proc is not None  # started its own
+        finally:
+            other.close()
+    finally:
+        shared.close()

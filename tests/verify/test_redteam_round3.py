@@ -265,6 +265,7 @@ def test_no_folder_of_kloop_remains_without_log_dir(tmp_path: Path, monkeypatch:
 
 
 @CONTAINED
+@pytest.mark.own_fork_server  # its survivors are found as the CLI's descendants or by their server's owner
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_verification_leaves_nothing(sig: signal.Signals, tmp_path: Path) -> None:
     """`kloop verify` stopped by SIGINT or SIGTERM while the candidate hangs: no process, folder or group stays.

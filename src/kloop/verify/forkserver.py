@@ -222,15 +222,43 @@ def _thread_count() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
-def serve(control: socket.socket) -> int:
-    """Fork a launcher per `spawn`; report each launcher's exit; end when the supervisor hangs up."""
+def identity() -> dict[str, Any]:
+    """What makes this server's boxes what a supervisor would have started itself: interpreter,
+    environment (less the owner's pid) and address layout. A client that expects another gets none."""
+    env = {k: v for k, v in os.environ.items() if k != OWNER_ENV}
+    return {"python": sys.executable, "env": env, "fixed_layout": _fixed_layout()}
+
+
+def _fixed_layout() -> bool:
+    """Whether this process runs with ADDR_NO_RANDOMIZE (what `setarch -R` started it with)."""
+    return bool(_libc.personality(ctypes.c_ulong(0xFFFFFFFF)) & 0x0040000)
+
+
+def serve(control: socket.socket, listener: socket.socket | None = None) -> int:
+    """Fork a launcher per `spawn`; report each launcher's exit to whoever asked for it; end when the
+    starter hangs up.
+
+    With `listener`, other supervisors of the same user may connect too (`shared_socket`). Each
+    connection owns the launchers it asked for: when it hangs up (its supervisor ended or died),
+    they are killed, as the starter's are when the server ends.
+    """
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    send = lambda msg: control.sendmsg([json.dumps(msg).encode()])  # noqa: E731
-    send({"op": "ready", "pid": os.getpid(), "threads": _thread_count()})
+    clients: dict[int, socket.socket] = {control.fileno(): control}
+    owner: dict[int, int] = {}  # launcher pid -> the client's fd
+
+    def send(client: socket.socket, msg: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):  # a client that hung up is dropped when its end of file is read
+            client.sendmsg([json.dumps(msg).encode()])
+
+    def hello(client: socket.socket) -> None:
+        send(client, {"op": "ready", "pid": os.getpid(), "threads": _thread_count(), "identity": identity()})
+
+    hello(control)
     while True:
-        readable, _, _ = select.select([control, wake_r], [], [])
+        waits = [*clients.values(), wake_r, *([listener] if listener is not None else [])]
+        readable, _, _ = select.select(waits, [], [])
         if wake_r in readable:
             with contextlib.suppress(BlockingIOError):
                 os.read(wake_r, 4096)
@@ -241,26 +269,51 @@ def serve(control: socket.socket) -> int:
                     break
                 if pid == 0:
                     break
-                send({"op": "exit", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
-        if control in readable:
-            data, fds, _flags, _addr = socket.recv_fds(control, MAX_MESSAGE, 2)
+                client = clients.get(owner.pop(pid, -1))
+                if client is not None:
+                    send(client, {"op": "exit", "pid": pid, "code": os.waitstatus_to_exitcode(status)})
+        if listener is not None and listener in readable:
+            with contextlib.suppress(OSError):
+                conn, _ = listener.accept()
+                clients[conn.fileno()] = conn
+                hello(conn)
+        for client in [c for c in clients.values() if c in readable]:
+            data, fds, _flags, _addr = socket.recv_fds(client, MAX_MESSAGE, 2)
             if not data:
-                return 0
+                if client is control:
+                    return 0
+                _hang_up(client, clients, owner)
+                continue
             msg = json.loads(data)
             threads = _thread_count()
             if threads != 1:  # a fork would copy only this thread, and any lock another one held
                 for fd in fds:
                     os.close(fd)
-                send({"op": "error", "id": msg["id"], "error": f"the fork server has {threads} threads"})
+                send(client, {"op": "error", "id": msg["id"], "error": f"the fork server has {threads} threads"})
                 continue
-            send({"op": "spawned", "id": msg["id"], "pid": _spawn(msg["spec"], list(fds))})
+            pid = _spawn(msg["spec"], list(fds))
+            owner[pid] = client.fileno()
+            send(client, {"op": "spawned", "id": msg["id"], "pid": pid})
+
+
+def _hang_up(client: socket.socket, clients: dict[int, socket.socket], owner: dict[int, int]) -> None:
+    """A client is gone: its launchers (and, by their parent-death signal, its boxes) go with it."""
+    fd = client.fileno()
+    for pid in [p for p, f in owner.items() if f == fd]:
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        owner[pid] = -1  # reaped by the SIGCHLD loop, reported to nobody
+    del clients[fd]
+    client.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kloop.verify.forkserver")
     parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--listen", type=Path, help="also accept this user's supervisors on this socket path")
     args = parser.parse_args(argv)
     control = socket.socket(fileno=args.fd)
+    listener = _listen(args.listen) if args.listen else None
     _name(SERVER_NAME)
     # `-m` put the server's cwd first; a box puts its own dir there
     if sys.path and sys.path[0] in ("", os.getcwd()):
@@ -270,7 +323,18 @@ def main(argv: list[str] | None = None) -> int:
     from kloop.verify import sandbox
 
     sandbox.warm_imports()  # what its first requests import: once here, not in every box
-    return serve(control)
+    return serve(control, listener)
+
+
+def _listen(path: Path) -> socket.socket:
+    """A listening socket only this user can reach: its folder must be this user's and closed to others."""
+    folder = path.parent.stat()
+    if folder.st_uid != os.getuid() or folder.st_mode & 0o077:
+        raise SystemExit(f"kloop fork server: {path.parent} must be owned by uid {os.getuid()} with mode 0700")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(str(path))
+    listener.listen(16)
+    return listener
 
 
 # -- in the supervisor ------------------------------------------------------------------------
@@ -320,10 +384,11 @@ class ForkedBox:
 class ForkServer:
     """The supervisor's handle on one server process (one per device and thread count)."""
 
-    def __init__(self, *, argv_prefix: list[str], env: dict[str, str]) -> None:
+    def __init__(self, *, argv_prefix: list[str], env: dict[str, str], listen: Path | None = None) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.proc = subprocess.Popen(
-            [*argv_prefix, sys.executable, "-m", "kloop.verify.forkserver", "--fd", str(child.fileno())],
+        extra = ["--listen", str(listen)] if listen is not None else []
+        self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+            [*argv_prefix, sys.executable, "-m", "kloop.verify.forkserver", "--fd", str(child.fileno()), *extra],
             cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             pass_fds=[child.fileno()], start_new_session=True,
         )  # fmt: skip
@@ -331,7 +396,32 @@ class ForkServer:
         self.stderr_tail = b""
         """The end of what the server wrote to stderr (why it died, when it did)."""
         threading.Thread(target=self._drain_stderr, daemon=True, name="kloop-fork-server-stderr").start()
-        self.control = parent
+        self._attach(parent)
+
+    @classmethod
+    def connect(cls, path: Path, expect: dict[str, Any], timeout_s: float = 300.0) -> ForkServer | None:
+        """A server another process started (`--listen`), if it answers and forks what `expect`
+        (`identity()`) describes: the same interpreter, box environment and address layout. Else None."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+        try:
+            sock.connect(str(path))
+        except OSError:
+            sock.close()
+            return None
+        server = cls.__new__(cls)
+        server.proc, server.stderr_tail = None, b""
+        server._attach(sock)
+        deadline = time.monotonic() + timeout_s
+        with server._news:
+            while server.ready is None and not server.closed and time.monotonic() < deadline:
+                server._news.wait(0.5)
+        if server.ready is None or server.ready.get("identity") != expect:
+            server.close()
+            return None
+        return server
+
+    def _attach(self, control: socket.socket) -> None:
+        self.control = control
         self.ready: dict[str, Any] | None = None
         self._next = 0
         self._pids: dict[int, int] = {}
@@ -343,7 +433,7 @@ class ForkServer:
         threading.Thread(target=self._read, daemon=True, name="kloop-fork-server").start()
 
     def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
+        assert self.proc is not None and self.proc.stderr is not None
         for chunk in iter(lambda: self.proc.stderr.read1(1 << 16), b""):  # type: ignore[union-attr]
             self.stderr_tail = (self.stderr_tail + chunk)[-STDERR_TAIL:]
 
@@ -394,7 +484,8 @@ class ForkServer:
 
     def _gone(self) -> str:
         tail = self.stderr_tail.decode(errors="replace").strip().splitlines()[-3:]
-        return f"the fork server is gone (status {self.proc.poll()})" + (
+        status = self.proc.poll() if self.proc is not None else "shared"
+        return f"the fork server is gone (status {status})" + (
             f": {' | '.join(tail)}" if tail else ""
         )
 
@@ -411,12 +502,16 @@ class ForkServer:
             self._news.wait(timeout_s)
 
     def alive(self) -> bool:
-        return not self.closed and self.proc.poll() is None
+        return not self.closed and (self.proc is None or self.proc.poll() is None)
 
     def close(self) -> None:
+        """Hang up: a server this process started ends (and everything it forked); a shared one kills
+        only the launchers this connection asked for."""
         with contextlib.suppress(OSError):
             self.control.shutdown(socket.SHUT_RDWR)
         self.control.close()
+        if self.proc is None:
+            return
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(5)
         if self.proc.poll() is None:

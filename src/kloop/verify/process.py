@@ -211,6 +211,12 @@ class SandboxProcess:
             self.waited_ns = time.perf_counter_ns() - start
             if self._hello.get("op") != "hello":
                 self._fail("protocol", f"expected hello, got {str(self._hello)[:200]}")
+            limit = self.memory_limit_mb << 20
+            if limit > 0 and (self._over_memory or self._resident_at_hello() > limit):
+                # before any candidate code: the box alone (torch, and a forked box's pages shared with
+                # its server) is over the limit, whether or not the watchdog's last look saw it yet
+                self._over_memory = True
+                self._fail("memory", "")
             self.threads_before = measure.box_threads(self._tasks_file(), self.sandbox_pid())
             self.ready_ns = time.perf_counter_ns()
         return self._hello
@@ -343,20 +349,36 @@ class SandboxProcess:
         self.kill()
         raise SandboxFailure(kind, detail)
 
-    def _watch_memory(self) -> None:
-        """Kill the process group when its resident set passes the limit (CUDA runs have no RLIMIT_AS)."""
+    def _resident_at_hello(self) -> int:
+        """Resident memory of the launcher and the box (nothing else runs in it yet): two reads, no scan."""
         import psutil
 
+        total = 0
+        for pid in {self.proc.pid if self.proc is not None else None, self.sandbox_pid()} - {None}:
+            with contextlib.suppress(psutil.Error):
+                total += psutil.Process(pid).memory_info().rss
+        return total
+
+    def _resident_bytes(self) -> int | None:
+        """Resident memory of the launcher and everything under it, or None when it cannot be read."""
+        import psutil
+
+        if self.proc is None:
+            return None
+        try:
+            root = psutil.Process(self.proc.pid)
+            return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+        except psutil.Error:
+            return None
+
+    def _watch_memory(self) -> None:
+        """Kill the process group when its resident set passes the limit (CUDA runs have no RLIMIT_AS)."""
         limit = self.memory_limit_mb << 20
         while not self._stop.wait(0.2):
             if self.proc is None or self.proc.poll() is not None or limit <= 0:
                 return
-            try:
-                root = psutil.Process(self.proc.pid)
-                rss = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
-            except psutil.Error:
-                continue
-            if rss > limit:
+            rss = self._resident_bytes()
+            if rss is not None and rss > limit:
                 self._over_memory = True
                 self.kill()
                 return
@@ -477,15 +499,59 @@ class LogSink:
         return f"output capped: {self.written + self.dropped} bytes written, {self.cap} kept, {self.dropped} dropped"
 
 
+SHARED_SERVERS_ENV = "KLOOP_FORK_SERVERS"
+"""A folder (this user's, mode 0700) where `start_shared_fork_server` left a listening fork server
+per thread count: a supervisor that finds one forking what it would fork uses it instead of
+importing torch into a server of its own."""
+
+
+def _server_env(threads: int) -> dict[str, str]:
+    return _sandbox_env(forkserver.NO_HOME, threads)
+
+
+def _server_prefix() -> list[str]:
+    return [shutil.which("setarch") or "setarch", "-R"] if contain.fixed_layout_available() else []
+
+
 def _start_fork_server(device: str, threads: int) -> forkserver.ForkServer:
     """A fork server with a box's environment (no secret of the supervisor's), under `setarch -R` as boxes are.
 
     It has no folder: it writes nothing, and a folder would outlive a supervisor killed with SIGKILL.
-    Its environment names the supervisor, so an orphan can be traced to who started it.
+    Its environment names the supervisor, so an orphan can be traced to who started it. Where
+    $KLOOP_FORK_SERVERS holds a shared server that forks exactly these boxes, that one is used.
     """
-    prefix = [shutil.which("setarch") or "setarch", "-R"] if contain.fixed_layout_available() else []
-    env = {**_sandbox_env(forkserver.NO_HOME, threads), forkserver.OWNER_ENV: str(os.getpid())}
-    return forkserver.ForkServer(argv_prefix=prefix, env=env)
+    shared = _shared_fork_server(device, threads)
+    if shared is not None:
+        return shared
+    env = {**_server_env(threads), forkserver.OWNER_ENV: str(os.getpid())}
+    return forkserver.ForkServer(argv_prefix=_server_prefix(), env=env)
+
+
+def _shared_socket(folder: Path, device: str, threads: int) -> Path:
+    return folder / f"{device}-{threads}.sock"
+
+
+def _shared_fork_server(device: str, threads: int) -> forkserver.ForkServer | None:
+    folder = os.environ.get(SHARED_SERVERS_ENV)
+    if not folder:
+        return None
+    path = _shared_socket(Path(folder), device, threads)
+    expect = {"python": sys.executable, "env": _server_env(threads), "fixed_layout": bool(_server_prefix())}
+    return forkserver.ForkServer.connect(path, expect) if path.exists() else None
+
+
+def start_shared_fork_server(folder: Path, threads: int = 1) -> forkserver.ForkServer:
+    """Start a fork server other supervisors of this user reach through `folder` ($KLOOP_FORK_SERVERS).
+
+    It lives as long as the returned handle (close it, or end this process); each supervisor that
+    connects owns the boxes it asks for, and they die when it hangs up. For a process that runs many
+    short-lived verifiers (a test suite, a script calling `kloop verify` in a loop): each then skips
+    importing torch into a server of its own. Only the starter's folder, mode 0700, is reachable.
+    """
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+    env = {**_server_env(threads), forkserver.OWNER_ENV: str(os.getpid())}
+    return forkserver.ForkServer(argv_prefix=_server_prefix(), env=env, listen=_shared_socket(folder, "cpu", threads))
 
 
 _FORK_SERVERS = forkserver.ForkServers(_start_fork_server)
