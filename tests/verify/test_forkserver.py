@@ -212,3 +212,59 @@ def test_a_shared_server_forks_for_another_supervisor_and_kills_only_what_it_ask
             other.close()
     finally:
         shared.close()
+
+
+@CONTAINED
+def test_a_server_of_another_user_or_in_an_open_folder_is_never_used(tmp_path: Path) -> None:
+    """A listener another uid planted (it would fork "boxes" running its own code and decide this user's
+    verdicts) or one in a folder others can enter is refused before a word is exchanged."""
+    import socket
+
+    expect = {"python": "x", "env": {}, "fixed_layout": True}
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    path = mine / "cpu-1.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(str(path))  # bound by this user, in this user's closed folder ...
+    pid = os.fork()
+    if pid == 0:  # ... but listening (and answering) as another uid: SO_PEERCRED names the listener
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            listener.listen(4)
+            conn, _ = listener.accept()
+            conn.sendmsg([b'{"op": "ready", "pid": 1, "threads": 1, "identity": {"python": "x", "env": {}, "fixed_layout": true}}'])
+            time.sleep(5)
+        finally:
+            os._exit(0)
+    try:
+        time.sleep(0.5)
+        assert forkserver.ForkServer.connect(path, expect, timeout_s=5) is None
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        listener.close()
+    # the same impostor answered by this uid is believed (the check above is the uid, not the message)
+    path.unlink()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(str(path))
+    listener.listen(4)
+    try:
+        accepted: list[socket.socket] = []
+
+        def answer() -> None:
+            conn, _ = listener.accept()
+            accepted.append(conn)
+            conn.sendmsg([b'{"op": "ready", "pid": 1, "threads": 1, "identity": {"python": "x", "env": {}, "fixed_layout": true}}'])
+
+        threading.Thread(target=answer, daemon=True).start()
+        server = forkserver.ForkServer.connect(path, expect, timeout_s=5)
+        assert server is not None
+        server.close()
+        os.chmod(mine, 0o755)  # a folder others can enter: refused before connecting
+        threading.Thread(target=answer, daemon=True).start()
+        assert forkserver.ForkServer.connect(path, expect, timeout_s=5) is None
+    finally:
+        listener.close()
+        for conn in accepted:
+            conn.close()

@@ -38,6 +38,7 @@ import os
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -326,10 +327,18 @@ def main(argv: list[str] | None = None) -> int:
     return serve(control, listener)
 
 
+def _private_folder(folder: Path) -> bool:
+    """Whether `folder` is this user's and closed to everyone else (mode 0700 or tighter)."""
+    try:
+        st = folder.stat()
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
 def _listen(path: Path) -> socket.socket:
     """A listening socket only this user can reach: its folder must be this user's and closed to others."""
-    folder = path.parent.stat()
-    if folder.st_uid != os.getuid() or folder.st_mode & 0o077:
+    if not _private_folder(path.parent):
         raise SystemExit(f"kloop fork server: {path.parent} must be owned by uid {os.getuid()} with mode 0700")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(str(path))
@@ -401,11 +410,22 @@ class ForkServer:
     @classmethod
     def connect(cls, path: Path, expect: dict[str, Any], timeout_s: float = 300.0) -> ForkServer | None:
         """A server another process started (`--listen`), if it answers and forks what `expect`
-        (`identity()`) describes: the same interpreter, box environment and address layout. Else None."""
+        (`identity()`) describes: the same interpreter, box environment and address layout. Else None.
+
+        Only a server of this user, in a folder of this user's that nobody else can enter: a server
+        another user planted in a shared folder would fork "boxes" running its own code and decide
+        this user's verdicts. The folder's owner and mode are checked, and the listening process's
+        uid as the kernel reports it (SO_PEERCRED)."""
+        if not _private_folder(path.parent):
+            return None
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
         try:
             sock.connect(str(path))
+            _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
         except OSError:
+            sock.close()
+            return None
+        if uid != os.getuid():
             sock.close()
             return None
         server = cls.__new__(cls)
