@@ -268,3 +268,23 @@ def test_a_server_of_another_user_or_in_an_open_folder_is_never_used(tmp_path: P
         listener.close()
         for conn in accepted:
             conn.close()
+
+
+@CONTAINED
+def test_a_shared_server_takes_over_the_socket_a_dead_one_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server killed with SIGKILL leaves its socket file; the next one in that folder still starts."""
+    from kloop.verify.process import start_shared_fork_server
+
+    folder = tmp_path / "servers"
+    first = start_shared_fork_server(folder)
+    _ready(first)
+    assert first.proc is not None
+    first.proc.kill()
+    first.proc.wait()
+    first.close()
+    assert (folder / "cpu-1.sock").is_socket()
+    second = start_shared_fork_server(folder)
+    try:
+        assert _ready(second)["threads"] == 1
+    finally:
+        second.close()

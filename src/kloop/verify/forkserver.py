@@ -239,7 +239,8 @@ def serve(control: socket.socket, listener: socket.socket | None = None) -> int:
     """Fork a launcher per `spawn`; report each launcher's exit to whoever asked for it; end when the
     starter hangs up.
 
-    With `listener`, other supervisors of the same user may connect too (`shared_socket`). Each
+    With `listener`, other supervisors of the same user may connect too
+    (`kloop.verify.process.start_shared_fork_server`). Each
     connection owns the launchers it asked for: when it hangs up (its supervisor ended or died),
     they are killed, as the starter's are when the server ends.
     """
@@ -340,10 +341,23 @@ def _listen(path: Path) -> socket.socket:
     """A listening socket only this user can reach: its folder must be this user's and closed to others."""
     if not _private_folder(path.parent):
         raise SystemExit(f"kloop fork server: {path.parent} must be owned by uid {os.getuid()} with mode 0700")
+    if path.is_socket() and not _answers(path):  # left by a server that died: nobody listens on it
+        path.unlink()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(str(path))
     listener.listen(16)
     return listener
+
+
+def _answers(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as probe:
+        try:
+            probe.connect(str(path))
+        except ConnectionRefusedError:
+            return False
+        except OSError:
+            return True  # not ours to remove
+    return True
 
 
 # -- in the supervisor ------------------------------------------------------------------------
