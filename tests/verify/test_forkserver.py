@@ -203,7 +203,7 @@ def test_a_shared_server_forks_for_another_supervisor_and_kills_only_what_it_ask
             assert shared.alive()
         finally:
             box.close()
-        # another interpreter environment (threads) or a changed box environment: not this server's boxes
+        # a box environment that differs in one passed-through variable: not this server's boxes
         monkeypatch.setenv("LANG", "xx_XX.kloop-test")
         other = _start_fork_server("cpu", 1)
         try:

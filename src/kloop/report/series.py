@@ -72,7 +72,7 @@ def sol_fractions(data: RunData, best: Round) -> dict[str, float]:
     """uuid -> floor / latency on the device the run measured, as the loop stored them with the best
     candidate's speed-of-light number (`kloop.loop.ceiling`). Never detected where the report is
     rendered: that machine's peaks are not the run's, and detecting imports torch into `kloop status`."""
-    stored = data.meta.get("best_sol_fractions")
-    if data.meta.get("best_sol_fraction") is None or not best.verify or not isinstance(stored, dict):
+    stored = data.meta.get("best_sol_fractions")  # written with `best_sol_fraction`, for the best only
+    if not isinstance(stored, dict) or not best.verify:
         return {}
     return {str(k): float(v) for k, v in stored.items() if isinstance(v, int | float)}
