@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from kloop.task.schema import ComparatorName, Tolerance
-from kloop.verify.compare import compare, same, unwritten
+from kloop.verify.compare import compare, left_poisoned, same, unwritten
 from kloop.verify.workload import POISONS
 
 TOL = Tolerance(atol=1e-4, rtol=1e-4)
@@ -100,6 +100,29 @@ def test_unwritten_needs_both_poisons() -> None:
     assert unwritten(a, b, POISONS) == 1
     ints_a, ints_b = torch.full((3,), int(POISONS[0][1]), dtype=torch.int32), torch.full((3,), int(POISONS[1][1]), dtype=torch.int32)
     assert unwritten(ints_a, ints_b, POISONS) == 3
+
+
+def test_one_run_counts_poison_left_where_the_reference_is_not_the_poison() -> None:
+    """Input coverage runs once: a poison-valued element is a hole only where it is also wrong."""
+    poison = POISONS[0]
+    ref = torch.tensor([1.0, 2.0, poison[0], 4.0], dtype=torch.float64)
+    out = ref.to(torch.float32)
+    assert left_poisoned(out, ref, poison, TOL, ALL) == 0  # an honest poison-valued answer is no hole
+    out[[0, 3]] = poison[0]
+    assert left_poisoned(out, ref, poison, TOL, ALL) == 2
+    near = ref.clone()
+    near[0] = poison[0] * (1 + 5e-5)  # within rtol of the poison: right whichever it is
+    assert left_poisoned(out, near, poison, TOL, ALL) == 1
+    permuted = torch.tensor([[poison[0], 1.0, 2.0]])  # order-free: counted by value
+    assert left_poisoned(permuted, torch.tensor([[2.0, poison[0], 1.0]], dtype=torch.float64), poison, TOL,
+                         ComparatorName.SORTED_ALLCLOSE) == 0  # fmt: skip
+    assert left_poisoned(permuted, torch.tensor([[2.0, 3.0, 1.0]], dtype=torch.float64), poison, TOL,
+                         ComparatorName.SORTED_ALLCLOSE) == 1  # fmt: skip
+    ints = torch.tensor([5, int(poison[1]), 7], dtype=torch.int32)
+    assert left_poisoned(ints, torch.tensor([5, 6, 7]), poison, TOL, ALL) == 1
+    e4m3 = torch.tensor([poison[0], 1.0]).to(torch.float8_e4m3fn)  # 320 is exact in e4m3, next to 288 and 352
+    assert left_poisoned(e4m3, torch.tensor([300.0, 1.0], dtype=torch.float64), poison, TOL, ALL) == 0
+    assert left_poisoned(e4m3, torch.tensor([200.0, 1.0], dtype=torch.float64), poison, TOL, ALL) == 1
 
 
 def test_same_allows_tolerance_noise_but_not_garbage() -> None:

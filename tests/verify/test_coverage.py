@@ -149,6 +149,26 @@ def test_an_ill_conditioned_regime_does_not_hide_what_is_wrong_whatever_the_inpu
     assert "inputs_unmodified" in result.failed_checks() and any("wide inputs" in r for r in result.reasons), result.reasons
 
 
+def test_outputs_left_unwritten_where_a_regime_is_ill_conditioned_are_still_caught(tmp_path: Path) -> None:
+    """A regime runs once, so its holes are found from one poison: elements still holding it where
+    the reference is not that value. They count as `outputs_written`, which the oracle never excuses:
+    this kernel writes nothing at all under `wide`, the regime the oracle excuses value misses on."""
+    import json
+
+    kernel = "import torch\n\n\ndef run(x, out):\n    if float(x.abs().max()) <= 16:\n" \
+             "        out.copy_((x * x + 0.1) - x * x)\n"  # fmt: skip
+    task_dir, solution = _cancelling_task(tmp_path, kernel)
+    spec = json.loads((solution / "solution.json").read_text())
+    spec["spec"]["destination_passing_style"] = True
+    (solution / "solution.json").write_text(json.dumps(spec))
+    options = VerifyOptions(device="cpu", timing=False, speedup=False, log_dir=tmp_path / "logs",
+                            cache_dir=tmp_path / "cache")  # fmt: skip
+    result = verify(load_task(task_dir), solution, options)
+    assert result.status is S.INCORRECT_NUMERICAL, result.reasons
+    assert "outputs_written" in result.failed_checks(), result.reasons  # without it, `numeric` alone was excused
+    assert any("wide inputs" in r and "never written" in r for r in result.reasons), result.reasons
+
+
 def test_coverage_inputs_are_signed_seeded_and_respect_declared_only() -> None:
     task = load_task(TASKS / "relu_unit")
     workload = task.workloads[0]

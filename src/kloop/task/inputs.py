@@ -37,13 +37,19 @@ _HELDOUT_TRIES = 200
 
 
 def make_inputs(
-    definition: Definition, workload: Workload, *, seed: int, device: str = "cpu", task_root: Path | str = "."
+    definition: Definition, workload: Workload, *, seed: int, device: str = "cpu", task_root: Path | str = ".",
+    skip: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """Inputs for one call, ordered as `definition.inputs` (absent optional inputs are None)."""
+    """Inputs for one call, ordered as `definition.inputs` (absent optional inputs are None).
+
+    Names in `skip` are left out: the caller draws them itself (`kloop.task.regimes`).
+    """
     axes = resolve_axes(definition, workload)
     root = Path(task_root)  # once a call: the timing side makes a call's inputs per timed call
     inputs: dict[str, Any] = {}
     for name, spec in definition.inputs.items():
+        if name in skip:
+            continue
         source = workload.inputs.get(name)
         if source is None and spec.optional:
             inputs[name] = None

@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from kloop.errors import BadInput
-from kloop.task.inputs import make_inputs
+from kloop.task.inputs import make_inputs, torch_dtype
 from kloop.task.schema import Definition, RandomInput, Workload
 from kloop.task.seeds import derive_seed
+from kloop.task.shapes import resolve_axes
 
 
 @dataclass(frozen=True)
@@ -79,37 +80,52 @@ def is_parameter(definition: Definition, name: str) -> bool:
 
 def coverage_inputs(definition: Definition, workload: Workload, regime: str, *, seed: int,
                     task_root: Path | str = ".") -> dict[str, Any]:  # fmt: skip
-    """`make_inputs` (the declared draw), with float random inputs redrawn as `regime` says."""
+    """`make_inputs` (the declared draw), with float random inputs redrawn as `regime` says.
+
+    The redrawn inputs are drawn in float32 (float64 for a float64 input): every scale is a power
+    of two, so nothing a regime does needs more, and torch draws float64 normals six times slower.
+    """
     import torch
 
-    inputs = make_inputs(definition, workload, seed=seed, task_root=task_root)
-    spec = definition.settings.coverage
-    keep = set(spec.declared_only) if spec is not None else set()
-    keep |= set(getattr(definition.settings, "structured", {}))  # `kloop.structured`: every draw keeps the structure
     how = COVERAGE_REGIMES[regime]
-    for name, tensor_spec in definition.inputs.items():
-        value, source = inputs.get(name), workload.inputs.get(name)
-        if name in keep or not isinstance(value, torch.Tensor) or not tensor_spec.dtype.is_float:
-            continue
-        if source is not None and not isinstance(source, RandomInput):
-            continue  # real data (safetensors) and scalars stay as given
-        parameter = is_parameter(definition, name)
-        if parameter and not how.signed_parameters:
-            continue
+    redrawn = [name for name in definition.inputs if _redrawn(definition, workload, name, how)]
+    inputs = make_inputs(definition, workload, seed=seed, task_root=task_root, skip=frozenset(redrawn))
+    axes = resolve_axes(definition, workload)
+    for name in redrawn:
+        tensor_spec = definition.inputs[name]
+        shape = tuple(axes[a] for a in tensor_spec.shape or ())
+        target = torch_dtype(tensor_spec.dtype, name)
+        draw = torch.float64 if target == torch.float64 else torch.float32
         gen = torch.Generator(device="cpu").manual_seed(derive_seed(seed, f"{regime}:{name}"))
         declared = definition.settings.input_ranges.get(name)
         unit = max(abs(declared.low), abs(declared.high)) if declared is not None else 1.0
         if declared is None:
-            drawn = torch.randn(value.shape, generator=gen, dtype=torch.float64)
+            drawn = torch.randn(shape, generator=gen, dtype=draw)
         else:
-            drawn = (torch.rand(value.shape, generator=gen, dtype=torch.float64) * 2 - 1) * unit
-        if not parameter:
+            drawn = (torch.rand(shape, generator=gen, dtype=draw) * 2 - 1) * unit
+        if not is_parameter(definition, name):
             drawn = drawn * how.scale + how.shift * unit
         if how.specials:
-            drawn = _sprinkle_specials(drawn, gen, torch.finfo(value.dtype).tiny)
-        finite = torch.finfo(value.dtype).max
-        inputs[name] = drawn.clamp(-finite, finite).to(value.dtype)
-    return inputs
+            drawn = _sprinkle_specials(drawn, gen, torch.finfo(target).tiny)
+        finite = torch.finfo(target).max
+        inputs[name] = drawn.clamp(-finite, finite).to(target)
+    return {name: inputs[name] for name in definition.inputs}
+
+
+def _redrawn(definition: Definition, workload: Workload, name: str, how: Regime) -> bool:
+    """Whether `how` redraws this input: a float random tensor, not kept as declared, and not a
+    parameter unless the regime draws parameters signed."""
+    spec, source = definition.inputs[name], workload.inputs.get(name)
+    coverage = definition.settings.coverage
+    if coverage is not None and name in coverage.declared_only:
+        return False
+    if name in getattr(definition.settings, "structured", {}) or spec.shape is None or not spec.dtype.is_float:
+        return False  # `kloop.structured`: every draw keeps the structure; scalars stay as given
+    if source is None and spec.optional:
+        return False
+    if source is not None and not isinstance(source, RandomInput):
+        return False  # real data (safetensors) and scalars stay as given
+    return how.signed_parameters or not is_parameter(definition, name)
 
 
 def _sprinkle_specials(drawn: Any, gen: Any, tiny: float) -> Any:

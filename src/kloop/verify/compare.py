@@ -154,6 +154,37 @@ def unwritten(out_a: Any, out_b: Any, poison: tuple[list[float], list[float]]) -
 
 
 @single_threaded
+def left_poisoned(out: Any, ref: Any, poison: list[float], tolerance: Tolerance, comparator: ComparatorName) -> int:
+    """Elements of a single run still holding its poison where the reference is not that value: never written.
+
+    One run cannot tell an unwritten element from a computed value equal to the poison (`unwritten`
+    needs two runs for that). Where the reference is within the tolerance of the poison the element
+    is right whichever it is, so only wrong elements are counted, as unwritten rather than as a
+    numeric miss. Order-free comparators count by value: poison-valued outputs beyond the
+    reference's elements near the poison.
+    """
+    import torch
+
+    if out.numel() == 0 or out.dtype == torch.bool or out.shape != ref.shape:
+        return 0
+    p = torch.tensor(poison[0 if out.dtype.is_floating_point else 1], dtype=torch.float64).to(out.dtype)
+    held = out == p
+    if not bool(held.any()):
+        return 0
+    r, value = ref.to(torch.float64), float(p)
+    if tolerance.exact or not out.dtype.is_floating_point or comparator is ComparatorName.SET_EQUAL:
+        near = r == value
+    else:
+        allowed = r.abs().mul(tolerance.rtol).add_(tolerance.atol)
+        if out.dtype.itemsize == 1:
+            allowed = torch.maximum(allowed, grid_step(torch.full_like(r, value), r, out.dtype))
+        near = (r - value).abs() <= allowed
+    if comparator is ComparatorName.ALLCLOSE or out.dim() == 0:
+        return int((held & ~near).sum())
+    return max(int(held.sum()) - int(near.sum()), 0)
+
+
+@single_threaded
 def same(out_a: Any, out_b: Any, tolerance: Tolerance) -> tuple[bool, float]:
     """Whether two runs agree (within the tolerance, so atomics-order noise is allowed)."""
     import torch

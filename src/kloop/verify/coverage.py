@@ -234,7 +234,7 @@ def _judge_aside(judge: WorkloadJudge, box: SandboxProcess, workload: Workload,
     book, aside = judge.book, CheckBook()
     judge.book = aside
     try:
-        result = judge.judge(box, workload, False, timeout_s, prepared=prepared, tolerances=tols)
+        result = judge.judge(box, workload, False, timeout_s, prepared=prepared, tolerances=tols, runs=1)
     except BaseException:  # the box failed (timeout, crash): what it did before that counts as it is
         book.merge(aside)
         raise

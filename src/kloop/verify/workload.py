@@ -3,6 +3,8 @@
 `WorkloadJudge` runs on the supervisor. It stages a workload's inputs in the sandbox, asks for two
 runs (destination buffers poisoned with different patterns), and records shape, dtype, exact type,
 finite, outputs-written, numeric (or held-out), inputs-unmodified and determinism in the CheckBook.
+Input coverage asks for one run per regime (`runs=1`): its point is the values, and the listed and
+held-out workloads' two runs already judge writes and determinism at every shape.
 """
 
 from __future__ import annotations
@@ -128,11 +130,13 @@ class WorkloadJudge:
 
     def judge(self, box: SandboxProcess, workload: Workload, heldout: bool, timeout_s: float,
               prepared: tuple[dict[str, Any], dict[str, int], dict[str, Any], str] | None = None,
-              tolerances: dict[str, Tolerance] | None = None) -> WorkloadResult:  # fmt: skip
-        """Stage, run twice with different poisons, and record every correctness check.
+              tolerances: dict[str, Tolerance] | None = None, runs: int = 2) -> WorkloadResult:  # fmt: skip
+        """Stage, run `runs` times (1 or 2) with different poisons, and record every correctness check.
 
         `prepared` = (inputs, axes, reference outputs, label) when the caller made the inputs, and
         `tolerances` per output where it scaled them (input coverage, `kloop.verify.coverage`).
+        One run judges values and the elements left holding its poison where the reference is not
+        that value; determinism and the two-poison unwritten check need the second.
         """
         import torch
 
@@ -149,12 +153,12 @@ class WorkloadJudge:
         var_axes = {a: axes[a] for a in self.definition.var_axes if a in axes}
         result = WorkloadResult(uuid=workload.uuid, axes=var_axes, heldout=heldout)
         digests = {k: tensor_digest(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
-        step(f"{kind} {workload.uuid[:8]} {result.axes}: two poisoned runs and checks")
+        step(f"{kind} {workload.uuid[:8]} {result.axes}: {'two poisoned runs' if runs == 2 else 'a poisoned run'} and checks")
         self.stage(box, inputs, axes, timeout_s)
         statuses: list[VerifyStatus] = []
-        runs: list[list[Any]] = []
+        poisons, outputs = POISONS[:runs], []
         t0 = time.perf_counter_ns()
-        for poison in POISONS:
+        for poison in poisons:
             start = time.perf_counter_ns()
             reply, tensors = box.request("run", {"poison": poison}, timeout_s=timeout_s)
             wall = time.perf_counter_ns() - start
@@ -162,15 +166,15 @@ class WorkloadJudge:
             if outs is None:
                 break
             self.check_inputs(reply.get("input_digests", {}), digests, where, statuses)
-            runs.append(outs)
+            outputs.append(outs)
             # sizes timing batches only (no verdict rests on it): the sandbox's own time of the call, but never
             # below a twentieth of the round trip we saw (a lying clock would make batches, and waits, huge)
             took = max(int(reply["elapsed_ns"]) if isinstance(reply.get("elapsed_ns"), int) else wall, wall // 20)
             self.call_ns[workload.uuid] = min(self.call_ns.get(workload.uuid, took), max(took, 1))
         self.phase_ns["runs"] += time.perf_counter_ns() - t0
         t0 = time.perf_counter_ns()
-        if len(runs) == len(POISONS):
-            self.check_values(runs, ref, where, heldout, statuses, result, tolerances or {})
+        if len(outputs) == len(poisons):
+            self.check_values(outputs, ref, where, heldout, statuses, result, tolerances or {})
         self.phase_ns["checks"] += time.perf_counter_ns() - t0
         result.status = worst(statuses)
         return result
@@ -234,20 +238,26 @@ class WorkloadJudge:
                      statuses: list[VerifyStatus], result: WorkloadResult,
                      tolerances: dict[str, Tolerance]) -> None:  # fmt: skip
         from kloop.task.shapes import comparator_for, tolerance_for
-        from kloop.verify.compare import compare, disagreement, same, unwritten
+        from kloop.verify.compare import compare, disagreement, left_poisoned, same, unwritten
 
         book = self.book
         max_abs = max_rel = 0.0
         numeric_check = "heldout" if heldout else "numeric"
         for i, name in enumerate(self.definition.outputs):
             tol, comp = tolerances.get(name) or tolerance_for(self.definition, name), comparator_for(self.definition, name)
-            a, b = runs[0][i], runs[1][i]
-            holes = unwritten(a, b, POISONS) if self.dps else 0
+            outs = [run[i] for run in runs]
+            a, b = outs[0], outs[-1]
+            if not self.dps:
+                holes = 0
+            elif len(outs) == 1:
+                holes = left_poisoned(a, ref[name], POISONS[0], tol, comp)
+            else:
+                holes = unwritten(a, b, POISONS)
             if holes:
                 statuses.append(book.failed("outputs_written", f"{where}: {holes}/{a.numel()} elements of {name} never written"))
             else:
                 book.passed("outputs_written", "" if self.dps else "value-returning solution: scrubbed memory")
-            for run, out in (("run 1", a), ("run 2", b)):
+            for run, out in ((f"run {k + 1}", out) for k, out in enumerate(outs)):
                 c = compare(out, ref[name], tol, comp)
                 max_abs, max_rel = max(max_abs, c.max_abs_error), max(max_rel, c.max_rel_error)
                 if not c.finite:
@@ -257,6 +267,8 @@ class WorkloadJudge:
                 else:
                     book.passed("finite")
                     book.passed(numeric_check, f"max abs err {max_abs:.3g}")
+            if len(outs) == 1:
+                continue
             agree, _ = same(a, b, tol)
             if not agree:
                 statuses.append(book.failed("determinism", f"{where}: {name} differs between two runs ({disagreement(a, b, tol)})"))
