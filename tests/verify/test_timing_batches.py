@@ -44,8 +44,15 @@ def test_sizing_never_exceeds_the_candidate_only_size_nor_drops_below_the_least_
     before = _sized(200_000, None)
     assert before == int(TARGET_BATCH_S * 1e9 / 200_000)
     assert _sized(200_000, [1_000, 1_000]) == before  # fast warm-ups cannot grow a batch past its slots
-    assert _sized(200_000, [600_000, 50_000_000], iterations=2) == 2
-    assert _sized(200_000, [600_000, 50_000_000], iterations=3) == 3
+    assert _sized(200_000, [600_000, 1_500_000], iterations=2) == 2  # the slowest call is under the target
+    assert _sized(200_000, [600_000, 1_500_000], iterations=3) == 3
+
+
+def test_a_call_longer_than_the_target_is_a_batch_of_its_own() -> None:
+    """A second 50 ms call only doubled the slow box's share of the timing; the fast box's floor stays."""
+    assert _sized(200_000, [600_000, 50_000_000], iterations=2) == 1
+    assert _sized(200_000, [600_000, 50_000_000], iterations=3) == 1
+    assert _sized(200_000, [100_000, 50_000_000], iterations=2) == 3  # 3 x 0.1 ms = FAST_BATCH_S
 
 
 def test_boxes_as_fast_as_the_candidate_keep_the_candidate_only_size() -> None:

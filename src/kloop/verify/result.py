@@ -202,7 +202,7 @@ class VerifyOptions(_Model):
     warmup: int = 3
     """Calls of one discarded batch per box before each workload's rounds."""
     iterations: int = 2
-    """Least timed calls per batch (more for fast calls, so each batch lasts ~10 ms)."""
+    """Least timed calls per batch (more for fast calls, so each batch lasts ~2 ms; one when a call is longer)."""
     rounds: int = 16
     """Timing rounds per workload: each times every box once, in a random order, on fresh inputs."""
     recheck: int = 3
