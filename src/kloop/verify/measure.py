@@ -4,9 +4,11 @@ The sandbox's own reply used to carry the input digests and its live threads; a 
 patched the harness forged both (and passed). Now:
 - `SharedInputs`: a correctness call's inputs live in a sealed memfd the supervisor created and
   maps too. The sandbox copies its staged inputs into it before each call and hands the call
-  views of it; after the reply the supervisor hashes that memory itself. A call that changed its
-  inputs is caught whatever the reply says. (On a GPU the harness copies the device inputs back
-  into it after the call: there the copy-back runs in the candidate's process.)
+  views of it; after the reply the supervisor compares that memory, byte for byte, with the
+  tensors it staged. A call that changed its inputs is caught whatever the reply says. (On a GPU
+  the harness copies the device inputs back into it after the call: there the copy-back runs in
+  the candidate's process.) The comparison replaced a sha256 on each side: 2.3 ms per 3 MB input
+  and run against 0.4 ms, and it cannot collide.
 - `box_threads`: every thread of every process in the box, from the box's cgroup (`tasks`), or
   from /proc where there is no cgroup.
 - `busy_threads`: of those not there before the candidate's code loaded, the ones that work after
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import mmap
 import os
 import time
@@ -42,38 +43,63 @@ ALIGN = 64
 
 
 class SharedInputs:
-    """One workload's staged inputs, laid out back to back in a sealed memfd both sides map."""
+    """One workload's staged inputs, laid out back to back in a sealed memfd both sides map.
+
+    `sources` are the supervisor's own tensors as staged: nothing on its side changes them while
+    they are staged, so they are what every call's inputs must still be.
+    """
 
     def __init__(self, tensors: dict[str, Any]) -> None:
-        from kloop.verify.channel import tensor_to_bytes
+        from kloop.verify.channel import WIRE_DTYPES, ProtocolViolation
 
         self.layout: list[dict[str, Any]] = []
-        chunks: list[tuple[int, bytes]] = []
+        self.sources: dict[str, Any] = {}
         offset = 0
         for name, tensor in tensors.items():
-            meta, raw = tensor_to_bytes(tensor)
-            self.layout.append({"name": name, "offset": offset, **meta})
-            chunks.append((offset, raw))
-            offset += (len(raw) + ALIGN - 1) // ALIGN * ALIGN
+            flat = _flat_bytes(tensor)
+            dtype = str(tensor.dtype).removeprefix("torch.")
+            if dtype not in WIRE_DTYPES:
+                raise ProtocolViolation(f"dtype {dtype} cannot travel on the channel")
+            self.layout.append({"name": name, "offset": offset, "dtype": dtype, "shape": list(tensor.shape),
+                                "nbytes": flat.numel() * flat.element_size()})  # fmt: skip
+            self.sources[name] = flat
+            offset += (self.layout[-1]["nbytes"] + ALIGN - 1) // ALIGN * ALIGN
         self.size = max(offset, ALIGN)
-        self.expected = {e["name"]: hashlib.sha256(raw).hexdigest() for e, (_, raw) in zip(self.layout, chunks, strict=True)}
         self.fd = os.memfd_create("kloop-inputs", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         os.ftruncate(self.fd, self.size)
         fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
         self.map = mmap.mmap(self.fd, self.size)
-        for start, raw in chunks:
-            self.map[start : start + len(raw)] = raw
+        for entry in self.layout:
+            if entry["nbytes"]:
+                self._view(entry, self.sources[entry["name"]].dtype).copy_(self.sources[entry["name"]])
 
-    def digests(self) -> dict[str, str]:
-        """sha256 of every input as the call left it, read from the supervisor's own mapping."""
-        return {e["name"]: hashlib.sha256(self.map[e["offset"] : e["offset"] + e["nbytes"]]).hexdigest()
-                for e in self.layout}  # fmt: skip
+    def changed(self) -> list[str]:
+        """The inputs whose bytes in the supervisor's own mapping differ from what it staged."""
+        import torch
+
+        return [e["name"] for e in self.layout
+                if e["nbytes"] and not torch.equal(self._view(e, self.sources[e["name"]].dtype), self.sources[e["name"]])]  # fmt: skip
+
+    def _view(self, entry: dict[str, Any], dtype: Any) -> Any:
+        import torch
+
+        count = entry["nbytes"] // dtype.itemsize
+        return torch.frombuffer(self.map, dtype=dtype, count=count, offset=entry["offset"])
 
     def close(self) -> None:
         with contextlib.suppress(BufferError, ValueError):
             self.map.close()
         with contextlib.suppress(OSError):
             os.close(self.fd)
+
+
+def _flat_bytes(tensor: Any) -> Any:
+    """A tensor's bytes as a flat CPU view (no copy when it is already contiguous on the CPU), as
+    int64 words where they divide it: compared 8 bytes at a time, 8x faster than bytewise."""
+    import torch
+
+    flat = tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
+    return flat.view(torch.int64) if flat.numel() % 8 == 0 and flat.data_ptr() % 8 == 0 else flat
 
 
 def views(fd: int, layout: list[dict[str, Any]]) -> tuple[mmap.mmap, dict[str, Any]]:

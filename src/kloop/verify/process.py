@@ -293,9 +293,8 @@ class SandboxProcess:
         read = self.containment.read if self.containment is not None else measure.plain_read
         reply["new_threads"] = measure.busy_threads(self._tasks_file(), self.sandbox_pid(), self.threads_before,
                                                     settle_s=IMPORT_SETTLE_S if op == "load" else 0.0, read=read)  # fmt: skip
-        if op == "run":
-            reply["reported_digests"] = reply.get("input_digests")
-            reply["input_digests"] = self.shared.digests() if self.shared is not None else {}
+        if op == "run":  # what the box says of its inputs (`input_digests`, if anything) decides nothing
+            reply["inputs_changed"] = self.shared.changed() if self.shared is not None else []
 
     def _tasks_file(self) -> Path | None:
         """The box's cgroup `tasks` file: every thread of every process in it."""

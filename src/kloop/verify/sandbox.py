@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kloop.verify import landlock, seccomp
-from kloop.verify.channel import Channel, ChannelClosed, ProtocolViolation, tensor_digest
+from kloop.verify.channel import Channel, ChannelClosed, ProtocolViolation
 from kloop.verify.clocks import make_clock
 from kloop.verify.policy import SYSTEM_ROOTS, SandboxPolicy, python_roots
 
@@ -147,12 +147,11 @@ class Harness:
             elapsed, outs = self.clock.time_call(self._call_with(inputs, req["poison"]))
         except BaseException as exc:  # SystemExit and KeyboardInterrupt are runtime errors too
             return {"ok": False, "kind": "runtime", "error": _describe(exc)}, {}
-        if self.device != "cpu":  # the device inputs as the call left them, for the supervisor to hash
+        if self.device != "cpu":  # the device inputs as the call left them, for the supervisor to compare
             for k, shared in self.shared_views.items():
                 shared.copy_(inputs[k].cpu())
         meta, tensors = self._describe_outputs(outs)
-        digests = {k: tensor_digest(v) for k, v in inputs.items() if isinstance(v, self.torch.Tensor)}
-        return {"ok": True, "outputs": meta, "input_digests": digests, "elapsed_ns": elapsed,
+        return {"ok": True, "outputs": meta, "elapsed_ns": elapsed,
                 "new_threads": self._new_threads(), "violations": self._violations()}, tensors
 
     def handoff(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -17,7 +17,6 @@ from kloop.errors import BadInput
 from kloop.task.load import Task
 from kloop.task.schema import Tolerance, Workload
 from kloop.task.seeds import derive_seed  # re-exported: verify modules import it from here
-from kloop.verify.channel import tensor_digest
 from kloop.verify.checks import CheckBook
 from kloop.verify.process import SandboxProcess
 from kloop.verify.result import VerifyStatus, WorkloadResult, worst
@@ -138,7 +137,6 @@ class WorkloadJudge:
         One run judges values and the elements left holding its poison where the reference is not
         that value; determinism and the two-poison unwritten check need the second.
         """
-        import torch
 
         from kloop.progress import step
 
@@ -152,7 +150,6 @@ class WorkloadJudge:
             inputs, axes, ref, where = prepared
         var_axes = {a: axes[a] for a in self.definition.var_axes if a in axes}
         result = WorkloadResult(uuid=workload.uuid, axes=var_axes, heldout=heldout)
-        digests = {k: tensor_digest(v) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
         step(f"{kind} {workload.uuid[:8]} {result.axes}: {'two poisoned runs' if runs == 2 else 'a poisoned run'} and checks")
         self.stage(box, inputs, axes, timeout_s)
         statuses: list[VerifyStatus] = []
@@ -165,7 +162,7 @@ class WorkloadJudge:
             outs = self.inspect(reply, tensors, axes, where, statuses)
             if outs is None:
                 break
-            self.check_inputs(reply.get("input_digests", {}), digests, where, statuses)
+            self.check_inputs(reply.get("inputs_changed", []), where, statuses)
             outputs.append(outs)
             # sizes timing batches only (no verdict rests on it): the sandbox's own time of the call, but never
             # below a twentieth of the round trip we saw (a lying clock would make batches, and waits, huge)
@@ -227,8 +224,8 @@ class WorkloadJudge:
         else:
             self.book.passed("background_threads")
 
-    def check_inputs(self, got: dict[str, str], want: dict[str, str], where: str, statuses: list[VerifyStatus]) -> None:
-        changed = [k for k, v in want.items() if got.get(k) != v]
+    def check_inputs(self, changed: list[str], where: str, statuses: list[VerifyStatus]) -> None:
+        """`changed`: the inputs whose bytes the supervisor found changed after the call (`measure.SharedInputs`)."""
         if changed:
             statuses.append(self.book.failed("inputs_unmodified", f"{where}: inputs {changed} changed by the call"))
         else:
