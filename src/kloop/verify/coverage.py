@@ -75,9 +75,11 @@ def size_classes(definition: Definition, workloads: list[Workload]) -> list[Work
 def _rms(t: Any) -> float:
     import torch
 
-    v = t.detach().to(torch.float64)
-    v = v[torch.isfinite(v)]
-    return float(v.pow(2).mean().sqrt()) if v.numel() else 0.0
+    v = t.detach() if t.dtype == torch.float64 else t.detach().float()
+    finite = torch.isfinite(v)
+    if not bool(finite.all()):  # rare: only then the masked copy
+        v = v[finite]
+    return float(torch.linalg.vector_norm(v, dtype=torch.float64) / math.sqrt(v.numel())) if v.numel() else 0.0
 
 
 def regime_tolerance(tol: Tolerance, regime_out: Any, declared_out: Any) -> Tolerance:
