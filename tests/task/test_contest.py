@@ -2,19 +2,18 @@
 order), their baselines and honest rewrites pass `kloop verify` on the CPU, and a wrong gate, a wrong
 routing, a top-k with one index wrong and a per-tensor FP8 scale are rejected.
 
-Each verification is a real `kloop verify --no-timing` subprocess (sandbox, coverage regimes and
-all); the wrong cases are one-line edits of the honest vectorized rewrite, so the edit is the only
-thing that differs.
+Each verification is a real `kloop.verify.verify` without timing (sandbox, held-out draws, coverage
+regimes and all), run in the test's process: the command around it has tests of its own
+(tests/verify/test_cli.py), and a `kloop verify` subprocess per case imported torch again, 3-4 s of
+CPU each on this machine. The wrong cases are one-line edits of the honest vectorized rewrite, so
+the edit is the only thing that differs.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -60,19 +59,16 @@ def _task_dir(task: str, tmp_path: Path) -> Path:
     return copy
 
 
-def _verify(task: str, solution: Path, out_dir: Path, *extra: str) -> tuple[int, dict]:
-    """The verdict of `kloop verify`, written outside the repository (the committed verdicts stay as the loop left them).
+def _verify(task: str, solution: Path, out_dir: Path, workloads: int | None = None) -> tuple[int, dict]:
+    """`kloop verify --no-timing`'s exit code (0 passed, 1 rejected) and verdict JSON, from the same call.
 
-    With `--workloads 1` the first listed workload is `FIRST_WORKLOAD`'s where one is named."""
-    out = out_dir / f"{solution.name}-verdict.json"
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    root = _task_dir(task, out_dir) if "--workloads" in extra else CONTEST / task
-    proc = subprocess.run([sys.executable, "-m", "kloop.cli", "verify", str(root), str(solution),
-                           "--device", "cpu", "--no-timing", "--json", str(out), *extra],
-                          capture_output=True, text=True, timeout=1200, env=env)  # fmt: skip
-    verdict = json.loads(out.read_text()) if out.is_file() else {}
-    assert proc.returncode in (0, 1), (proc.returncode, proc.stderr[-2000:])
-    return proc.returncode, verdict
+    With `workloads=1` the first listed workload is `FIRST_WORKLOAD`'s where one is named."""
+    from kloop.verify import VerifyOptions, verify
+
+    root = _task_dir(task, out_dir) if workloads else CONTEST / task
+    options = VerifyOptions(device="cpu", timing=False, workloads=workloads, log_dir=out_dir / f"{solution.name}-logs")
+    result = verify(load_task(root), solution, options)
+    return (0 if result.passed else 1), json.loads(result.model_dump_json())
 
 
 def _failed(verdict: dict) -> list[str]:
@@ -119,7 +115,7 @@ def test_contest_baseline_verifies_on_cpu(tmp_path: Path, name: str) -> None:
     """The first listed workload (`FIRST_WORKLOAD`), its held-out draws and the coverage regimes (the
     Triton baselines run in the interpreter: every workload of the sparse attention takes minutes on a
     loaded box)."""
-    rc, verdict = _verify(name, CONTEST / name / "baseline", tmp_path, "--workloads", "1")
+    rc, verdict = _verify(name, CONTEST / name / "baseline", tmp_path, workloads=1)
     assert rc == 0 and verdict["status"] == "PASSED", _failed(verdict)
     assert verdict["workloads"][0]["axes"] == FIRST_WORKLOAD.get(name, verdict["workloads"][0]["axes"])
     assert any(w["uuid"].startswith("heldout-coverage-") for w in verdict["workloads"])
@@ -153,6 +149,6 @@ def test_contest_wrong_case_is_rejected(tmp_path: Path, name: str, why: str, edi
     source = (solution / "main.py").read_text()
     assert source.count(edit[0]) == 1, f"the edit for {why!r} no longer matches the vectorized rewrite"
     (solution / "main.py").write_text(source.replace(edit[0], edit[1]))
-    rc, verdict = _verify(name, solution, tmp_path, "--workloads", "1")
+    rc, verdict = _verify(name, solution, tmp_path, workloads=1)
     assert rc == 1 and verdict["status"] == "INCORRECT_NUMERICAL", (why, verdict.get("status"), _failed(verdict))
     assert any(c["name"] == "numeric" and not c["passed"] for c in verdict["checks"]), why
