@@ -193,9 +193,9 @@ def test_imported_reference_verifies_against_itself(tmp_path: Path) -> None:
 
     import_fib(DATA / "rmsnorm_h4096.json", tmp_path / "t", scale=0.25)
     solution = write_solution_dir(reference_solution(load_task(tmp_path / "t").definition), tmp_path / "ref")
-    proc = subprocess.run([sys.executable, "-m", "kloop.cli", "verify", str(tmp_path / "t"), str(solution),
-                           "--no-timing", "--workloads", "1", "--heldout", "1", "--json", str(tmp_path / "v.json")],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
-    verdict = json.loads((tmp_path / "v.json").read_text())
-    assert proc.returncode == 0 and verdict["status"] == "PASSED", verdict.get("reasons")
-    assert any(w["heldout"] for w in verdict["workloads"])
+    from kloop.verify import VerifyOptions, verify
+
+    options = VerifyOptions(device="cpu", timing=False, workloads=1, heldout=1, log_dir=tmp_path / "logs")
+    result = verify(load_task(tmp_path / "t"), solution, options)  # in process: the command has its own tests
+    assert result.passed, result.reasons
+    assert any(w.heldout for w in result.workloads)
