@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,10 +29,12 @@ def test_every_example_loads_and_names_its_kernelbench_source() -> None:
 
 
 def _verify(task: Path, solution: Path) -> dict:
-    proc = subprocess.run([str(KLOOP), "verify", str(task), str(solution), "--no-timing", "--json", "-"],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout)
+    """`kloop verify --no-timing --json -`'s verdict, from the same call in this process (the command
+    has its own tests; a subprocess imported torch again, 3-4 s of CPU)."""
+    from kloop.verify import VerifyOptions, verify
+
+    result = verify(load_task(task), solution, VerifyOptions(device="cpu", timing=False))
+    return json.loads(result.model_dump_json())
 
 
 def test_a_real_kernelbench_baseline_verifies_from_the_checkout() -> None:
