@@ -68,9 +68,10 @@ def float64_mode() -> Iterator[None]:
             target = args[0] if args else kwargs.get("tensor")  # nn.init dispatches with `tensor=` only
             if _fills(func, fills) and isinstance(target, torch.Tensor) and target.dtype == torch.float64:
                 return _fill_natively(func, args, kwargs, previous)
-            if func in news or func in likes:
-                native = kwargs.get("dtype") or (args[0].dtype if func in likes and args[0].dtype != torch.float64
-                                                 else previous)  # fmt: skip
+            if (func in news or func in likes) and "out" not in kwargs:
+                like = (args[0] if args else kwargs.get("input")) if func in likes else None
+                native = kwargs.get("dtype") or (like.dtype if isinstance(like, torch.Tensor)
+                                                 and like.dtype != torch.float64 else previous)  # fmt: skip
                 if native in low:
                     return func(*args, **{**kwargs, "dtype": native}).to(torch.float64)
             if func not in keep:

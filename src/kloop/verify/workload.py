@@ -137,7 +137,6 @@ class WorkloadJudge:
         One run judges values and the elements left holding its poison where the reference is not
         that value; determinism and the two-poison unwritten check need the second.
         """
-
         from kloop.progress import step
 
         kind = "held-out workload" if heldout else "workload"
