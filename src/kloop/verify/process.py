@@ -262,12 +262,12 @@ class SandboxProcess:
         header = {**(header or {}), "op": op, "nonce": nonce}
         if op in ("build", "load") and self.listener is not None:
             self.listener.arm()  # candidate code may run from here on (a build runs its compiler)
-        if op == "stage" and tensors:  # inputs go into memory the supervisor keeps mapped
+        if op == "stage" and tensors:  # inputs go into memory the supervisor keeps mapped, and only there
             if self.shared is not None:
                 self.shared.close()
             self.shared = measure.SharedInputs(tensors)
             header["shared"] = self.shared.layout
-            fds = [*(fds or []), self.shared.fd]
+            fds, tensors = [*(fds or []), self.shared.fd], None
         try:
             self.channel.send(header, tensors)
             if fds:

@@ -113,15 +113,12 @@ class Harness:
             "filesystem": filesystem,
         }, {}
 
-    def stage(self, req: dict[str, Any], tensors: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Keep one workload's inputs; a call runs on their copy in the supervisor's shared memory."""
+    def stage(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Keep one workload's inputs: a private copy of what the supervisor wrote into the memory it
+        shares with the box (the only way they come). Before each call that copy is written back there,
+        and the call runs on it; the supervisor then compares that memory with what it staged."""
         from kloop.verify.measure import views
 
-        self.inputs = {}
-        scalars = req.get("scalars", {})
-        for name in req["order"]:
-            self.inputs[name] = tensors[name].to(self.device) if name in tensors else scalars[name]
-        self.output_specs = list(req["outputs"])
         self.shared_views = {}
         if req.get("shared") is not None:  # the memfd follows the frame (SCM_RIGHTS)
             import socket as _socket
@@ -131,6 +128,10 @@ class Harness:
                 return {"ok": False, "kind": "protocol", "error": f"expected 1 descriptor, got {len(fds)}"}, {}
             self.shared_map, self.shared_views = views(fds[0], req["shared"])
             os.close(fds[0])
+        scalars = req.get("scalars", {})
+        self.inputs = {name: self.shared_views[name].clone().to(self.device) if name in self.shared_views
+                       else scalars[name] for name in req["order"]}  # fmt: skip
+        self.output_specs = list(req["outputs"])
         return {"ok": True}, {}
 
     def run(self, req: dict[str, Any], _t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
