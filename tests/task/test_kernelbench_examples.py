@@ -10,7 +10,6 @@ import pytest
 from kloop.task.load import load_task
 
 ROOT = Path(__file__).resolve().parents[2]
-KLOOP = ROOT / ".venv" / "bin" / "kloop"
 HERE = ROOT / "examples" / "kernelbench"
 NAMES = [line.split()[0] for line in (HERE / "make.sh").read_text().split("<<'LIST'\n")[1].split("LIST")[0].splitlines()]
 
