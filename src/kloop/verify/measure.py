@@ -165,9 +165,11 @@ BUSY_CPU_FRACTION = 0.25
 """CPU time above this fraction of the watch is work (OpenMP's spin-wait after a parallel region used
 0.9-2.3 ms here; a thread that computes gets most of a CPU even on a loaded one)."""
 
-EXIT_CPU_MS = 0.2
-"""A thread that ends after the reply may use this much CPU on its way out (a joined thread's exit costs
-tens of microseconds); one that used more computed after the reply (deferred work)."""
+EXIT_CPU_MS = 0.5
+"""A thread that ends after the reply may use this much CPU on its way out; one that used more computed
+after the reply (deferred work). A joined thread's exit costs tens of microseconds on a quiet machine,
+but an honest `threading.Timer` waking to end (tests/verify/redteam/containment/honest_short_timer)
+used 0.22 ms in a CI rehearsal on this 2-core VM, against the 0.2 ms this was: it rejected the kernel."""
 
 
 def _cpu_ns(tid: int, read: Read = plain_read) -> int | None:
@@ -226,7 +228,7 @@ def busy_threads(tasks_file: Path | None, root_pid: int | None, before: set[int]
     asleep at the reply that wakes and ends (an honest `threading.Timer`, a pool shut down without
     waiting: flagging it rejected honest kernels). Work such a thread could do after the reply
     reaches nothing the verdict reads: a call's outputs are taken at its reply (at `done` in a
-    timed batch), its inputs are hashed after this watch, and a batch's CPU time is the box's
+    timed batch), its inputs are compared after this watch, and a batch's CPU time is the box's
     cgroup's, read once the box is off the CPU (`kloop.verify.batches`). No thread beyond
     `before`: nothing to watch, no wait. `settle_s` (after an import): the watch starts once the
     threads went quiet, or after `settle_s`; start-up work (a helper process importing, a pool
