@@ -114,7 +114,7 @@ def test_privileged_tricks_are_refused_by_the_kernel(attack: str, tmp_path: Path
 
 # -- forged audits ---------------------------------------------------------------------------------
 @CONTAINED
-def test_forged_digests_threads_and_violations_are_measured_by_the_supervisor(tmp_path: Path) -> None:
+def test_forged_input_thread_and_violation_reports_are_measured_by_the_supervisor(tmp_path: Path) -> None:
     result = _verify("forged", "attack_forge_all", tmp_path)
     line = _evidence(result, "attack_forge_all")
     assert "reports forged; background thread started" in line, line

@@ -9,7 +9,6 @@ carries outputs and timings, never verdicts, so nothing the sandbox says can be 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import socket
 import struct
@@ -59,11 +58,6 @@ def tensor_to_bytes(tensor: Any) -> tuple[dict[str, Any], bytes]:
         raise ProtocolViolation(f"dtype {dtype} cannot travel on the channel")
     raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
     return {"dtype": dtype, "shape": list(t.shape), "nbytes": len(raw)}, raw
-
-
-def tensor_digest(tensor: Any) -> str:
-    """sha256 of a tensor's bytes: the sandbox and the supervisor must compute it identically."""
-    return hashlib.sha256(tensor_to_bytes(tensor)[1]).hexdigest()
 
 
 def tensor_from_bytes(meta: dict[str, Any], raw: bytes | memoryview) -> Any:

@@ -293,7 +293,7 @@ class SandboxProcess:
         read = self.containment.read if self.containment is not None else measure.plain_read
         reply["new_threads"] = measure.busy_threads(self._tasks_file(), self.sandbox_pid(), self.threads_before,
                                                     settle_s=IMPORT_SETTLE_S if op == "load" else 0.0, read=read)  # fmt: skip
-        if op == "run":  # what the box says of its inputs (`input_digests`, if anything) decides nothing
+        if op == "run":  # measured here: whatever the box says of its inputs decides nothing
             reply["inputs_changed"] = self.shared.changed() if self.shared is not None else []
 
     def _tasks_file(self) -> Path | None:

@@ -60,7 +60,6 @@ class _Load(_Build):
 
 class _Run(_Reply):
     outputs: Annotated[list[_Output], Field(max_length=1000)] | None = None
-    input_digests: dict[Annotated[str, Field(max_length=1000)], Annotated[StrictStr, Field(max_length=128)]] | None = None
     elapsed_ns: StrictInt | None = None
 
 

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import torch
 
-from kloop.verify.channel import tensor_digest
-
 # the harness runs as __main__ (python -m kloop.verify.sandbox): find its objects by class name
 _harness = next(o for o in gc.get_objects() if type(o).__name__ == "Harness" and hasattr(o, "run"))
 _policy = next(o for o in gc.get_objects() if type(o).__name__ == "SandboxPolicy")
@@ -23,15 +21,13 @@ for _path in _policy.deny:  # the sealed task's paths, straight from the harness
     _tried.append(f"libc open {_path}: {_fd} errno {ctypes.get_errno()}")
     if _fd >= 0 and not os.path.isdir(_path):
         raise RuntimeError(f"CANARY: read the sealed task file {_path}")
-_clean = {}
 _run = _harness.run
 
 
 def _forged_run(req, tensors):
-    _clean.update({k: tensor_digest(v) for k, v in _harness.inputs.items() if isinstance(v, torch.Tensor)})
     reply, out = _run(req, tensors)
-    if reply.get("ok"):
-        reply.update(input_digests=dict(_clean), new_threads=[], violations=[])
+    if reply.get("ok"):  # the supervisor's own field for changed inputs, claimed empty
+        reply.update(inputs_changed=[], new_threads=[], violations=[])
     return reply, out
 
 
