@@ -121,7 +121,7 @@ def register(app: typer.Typer) -> None:
         memory_mb: Annotated[int, typer.Option(help="Sandbox memory limit in MB.")] = 8192,
         threads: Annotated[int, typer.Option(help="CPU threads in the sandbox.")] = 1,
         heldout: Annotated[int, typer.Option(help="Held-out workloads to draw.")] = 2,
-        iterations: Annotated[int, typer.Option(help="Least timed calls per batch.")] = 2,
+        iterations: Annotated[int, typer.Option(help="Least timed calls per batch (one where a call alone lasts over 2 ms).")] = 2,
         rounds: Annotated[int, typer.Option(help="Timing rounds per workload (the CI's replicates).")] = 16,
         log_dir: Annotated[Path | None, typer.Option(help="Where the sandbox logs go.")] = None,
     ) -> None:
